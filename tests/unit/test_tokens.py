@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+import pytest
+
+from emb_s_core import tokens
+from emb_s_core.errors import EmbSError
+
+
+def test_counts_offline_with_both_encodings():
+    assert tokens.count("hello world") == 2
+    assert tokens.count("hello world", "o200k_base") == 2
+    assert tokens.count_batch(["a b c", "", "hello world"]) == [3, 0, 2]
+
+
+def test_unknown_encoding_is_a_clear_error():
+    with pytest.raises(EmbSError, match="unknown token encoding 'gpt9'"):
+        tokens.encoding("gpt9")
+
+
+@pytest.mark.parametrize("label,value", [("64K", 65536), ("1M", 1048576), ("512k", 524288), ("5000", 5000)])
+def test_sizes_use_binary_units(label, value):
+    assert tokens.parse_size(label) == value
+    assert tokens.parse_size(tokens.format_size(value)) == value
+
+
+def test_bad_size_label():
+    with pytest.raises(EmbSError, match="cannot read token size 'lots'"):
+        tokens.parse_size("lots")
+
+
+def test_truncate_keeps_budget():
+    text = "one two three four five six"
+    assert tokens.count(tokens.truncate(text, 3)) == 3
