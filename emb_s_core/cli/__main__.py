@@ -1,0 +1,5 @@
+import sys
+
+from emb_s_core.cli import main
+
+sys.exit(main())
