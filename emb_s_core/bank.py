@@ -214,3 +214,27 @@ def info(ws: Workspace) -> dict:
             for r in srcs.itertuples()
         ],
     }
+
+
+def token_counts(ws: Workspace, encoding: str | None = None, progress: bool = False) -> pd.Series:
+    """Tokens per document (index doc_id) in ``encoding``: stored at import for the workspace's encoding; other
+    encodings are counted once and cached in the table ``tokens_<encoding>`` keyed by content hash."""
+    encoding = encoding or encoding_of(ws)
+    tokens.encoding(encoding)  # validates the name before any work
+    if encoding == encoding_of(ws):
+        docs = documents(ws, ["doc_id", "n_tokens"])
+        return pd.Series(docs["n_tokens"].to_numpy(np.int64), index=docs["doc_id"].to_numpy(), name="n_tokens")
+    docs = documents(ws, ["doc_id", "title", "text", "content_hash"])
+    table = f"tokens_{encoding}"
+    cached = ws.read_pandas(table) if ws.has_table(table) else pd.DataFrame({"content_hash": [], "n_tokens": []})
+    known = dict(zip(cached["content_hash"], cached["n_tokens"]))
+    todo = docs[~docs["content_hash"].isin(known)].drop_duplicates("content_hash")
+    if len(todo):
+        counts = _count_tokens([render_document(t, x) for t, x in zip(todo["title"], todo["text"])], encoding, progress)
+        new = pa.table({"content_hash": todo["content_hash"].tolist(), "n_tokens": counts},
+                       schema=pa.schema([("content_hash", pa.string()), ("n_tokens", pa.int32())]))
+        with ws.transaction():
+            ws.write(table, new)
+        known.update(zip(todo["content_hash"], counts))
+    return pd.Series(docs["content_hash"].map(known).to_numpy(np.int64), index=docs["doc_id"].to_numpy(),
+                     name="n_tokens")
