@@ -56,3 +56,23 @@ def build_workspace(root: Path) -> Path:
 def copy_workspace(template: Path, dest: Path) -> Workspace:
     shutil.copytree(template, dest)
     return Workspace(dest)
+
+
+_TEMPLATES: dict[str, Path] = {}
+
+
+def template(tmp_path_factory) -> Path:
+    """The generated bank + ladder, built once per test session."""
+    if "ws" not in _TEMPLATES:
+        _TEMPLATES["ws"] = build_workspace(tmp_path_factory.mktemp("retrieval-template"))
+    return _TEMPLATES["ws"]
+
+
+def text_workspace(root: Path, texts: list[str], queries: list[dict] | None = None) -> Workspace:
+    """A workspace whose documents are ``texts`` (doc ids 0..n-1), no ladder."""
+    docs = [{"doc_id": i, "text": t} for i, t in enumerate(texts)]
+    queries = queries or [{"qid": "q0", "text": "x", "answer": "y", "ref_ids": [0]}]
+    write_jsonl(root / "bank" / "documents.jsonl", docs)
+    write_jsonl(root / "bank" / "queries.jsonl", queries)
+    bank.import_path(root / "ws", "native", root / "bank")
+    return Workspace(root / "ws")

@@ -98,7 +98,7 @@ def documents(ws: Workspace, doc_ids: np.ndarray | None = None) -> tuple[np.ndar
             missing = np.setdiff1d(wanted, docs["doc_id"].to_numpy())[:5].tolist()
             raise EmbSError(f"document id(s) {missing} are not in the workspace's bank",
                             fix="rebuild the ladder (`emb-s ladder build`) after changing the bank.")
-    texts = [render_document(t, x) for t, x in zip(docs["title"], docs["text"])]
+    texts = [render_document(t if isinstance(t, str) else None, x) for t, x in zip(docs["title"], docs["text"])]
     return docs["doc_id"].to_numpy(np.int64), texts, docs["content_hash"].tolist()
 
 
