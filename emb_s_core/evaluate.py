@@ -47,16 +47,18 @@ def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT
     ``api_base`` (dense:litellm). The run's identity is (spec, retriever config, k, ladder membership hashes);
     rerunning with the same name resumes, with another identity it is an error.
     """
+    retriever = retrievers.get(spec, **options)  # an unknown spec fails first, before any loading
     lad = ladder_mod.load(ws)
     selected = [lad.rung(r) for r in (rungs or lad.names)]  # unknown names raise EmbSError
     if k < 1:
         raise EmbSError(f"k must be at least 1 (got {k})", fix="pass --k 1 or more.")
-    small = [r for r in selected if r.n_documents < k]
+    small = sorted((r for r in selected if r.n_documents < k), key=lambda r: r.n_documents)
     if small:
         raise EmbSError(f"k={k} is larger than rung {small[0].name}'s {small[0].n_documents} documents",
                         fix=f"pass --k {min(r.n_documents for r in small)} or less, or leave out the smallest rungs "
                             "with --rungs.")
-    retriever = _checked_retriever(spec, options)
+    if hasattr(retriever, "check"):
+        retriever.check()  # load models now: a missing one fails before anything is written
     name = name or default_name(spec, k, options.get("chunk_size"))
     config = {"spec": spec, "retriever": retriever.config(), "k": k,
               "ladder": {r.name: r.membership_hash for r in lad.rungs}}
