@@ -109,6 +109,14 @@ def _check_unique(path: Path, qid: str, ids: list[int], lines: list[int]) -> Non
         seen.add(d)
 
 
+def _place(placed: dict[tuple[str, str], int], path: Path, rk: Ranked, rung: str) -> None:
+    if (rung, rk.qid) in placed:
+        raise EmbSError(f"query {rk.qid!r} gets two rankings on rung {rung} (lines {placed[(rung, rk.qid)]} and "
+                        f"{rk.line}): a per-rung ranking and a whole-bank ranking overlap", where=at(path, rk.line),
+                        fix="give each query either per-rung rankings or one ranking over the bank.")
+    placed[(rung, rk.qid)] = rk.line
+
+
 def import_run(ws: Workspace, name: str, path: str | Path, fmt: str | None = None,
                rung: str | None = None) -> dict:
     """Validate the whole file, then store it as run ``name`` (kind "external") in one transaction."""
@@ -132,6 +140,7 @@ def import_run(ws: Workspace, name: str, path: str | Path, fmt: str | None = Non
             rungs_of.setdefault(q, []).append(r.name)
     rows = []
     seen: set[tuple[str, str | None]] = set()
+    placed: dict[tuple[str, str], int] = {}  # (rung, qid) -> line that filled it
     for rk in rankings:
         where = at(path, rk.line)
         if rk.qid not in qids:
@@ -158,9 +167,11 @@ def import_run(ws: Workspace, name: str, path: str | Path, fmt: str | None = Non
                 raise EmbSError(f"doc id {int(outside[0])} is not a member of rung {rk.rung}", where=where,
                                 fix="rank only the rung's documents, or import without a rung to filter a "
                                     "ranking over the whole bank.")
+            _place(placed, path, rk, rk.rung)
             rows.append({"rung": rk.rung, "qid": rk.qid, "doc_ids": ids, "scores": scores})
             continue
         for rung_name in rungs_of.get(rk.qid, []):
+            _place(placed, path, rk, rung_name)
             keep = np.isin(ids, lad.rung(rung_name).doc_ids)
             rows.append({"rung": rung_name, "qid": rk.qid, "doc_ids": ids[keep],
                          "scores": None if scores is None else scores[keep]})
