@@ -27,14 +27,18 @@ _SAFE_GLOBALS = {("builtins", "set"), ("builtins", "frozenset"), ("__builtin__",
                  ("__builtin__", "frozenset")}
 
 
+class _Refused(pickle.UnpicklingError):
+    """A pickle asked for something beyond plain data (told apart from a damaged file)."""
+
+
 class _PlainUnpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
         if (module, name) in _SAFE_GLOBALS:
             return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"refused global {module}.{name}")
+        raise _Refused(f"refused global {module}.{name}")
 
     def persistent_load(self, pid: Any) -> Any:
-        raise pickle.UnpicklingError("refused persistent id")
+        raise _Refused("refused persistent id")
 
 
 def load_plain_pickle(path: Path) -> Any:
@@ -42,7 +46,7 @@ def load_plain_pickle(path: Path) -> Any:
     data = require_file(path, "EMB-S release file").read_bytes()
     try:
         return _PlainUnpickler(io.BytesIO(data)).load()
-    except pickle.UnpicklingError as exc:
+    except _Refused as exc:
         raise EmbSError(f"pickle refused: {exc} (only plain lists, dicts and scalars are accepted)", where=str(path),
                         fix="re-save the file as plain Python lists/dicts of str and int, or get it from the "
                             "official release; never load pickles you do not trust.") from None
