@@ -93,6 +93,12 @@ def data_files(path: Path, what: str) -> list[Path]:
     return files
 
 
+def iter_data_records(path: Path, what: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(location, object) over every JSON / JSONL file of :func:`data_files`: one record per question."""
+    for file in data_files(path, what):
+        yield from iter_json_records(file)
+
+
 def iter_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Rows of a JSONL or Parquet file as (line or row number, dict)."""
     if path.suffix == ".parquet":

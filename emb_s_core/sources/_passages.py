@@ -69,3 +69,17 @@ def titled_paragraphs(obj: dict, where: str) -> list[tuple[str, list[str]]]:
                             fix="write each context paragraph as [title, [sentence, ...]].")
         out.append((entry[0], entry[1]))
     return out
+
+
+def flagged_paragraphs(b: PassageBankBuilder, obj: dict, key: str, where: str) -> tuple[list[int], list[int]]:
+    """(gold, others) from ``obj[key]`` = [{title, paragraph_text, is_supporting}] (MuSiQue, IRCoT HotpotQA)."""
+    gold, others = [], []
+    for i, para in enumerate(require_field(obj, key, where, list)):
+        if not isinstance(para, dict):
+            raise EmbSError(f"{key}[{i}] is not an object", where=where,
+                            fix="each paragraph needs title, paragraph_text and is_supporting.")
+        text = require_field(para, "paragraph_text", f"{where} {key}[{i}]", str)
+        doc = b.paragraph(para.get("title"), text, where)
+        if doc is not None:
+            (gold if para.get("is_supporting") is True else others).append(doc)
+    return gold, others

@@ -13,22 +13,22 @@ from pathlib import Path
 
 from emb_s_core.errors import EmbSError
 from emb_s_core.schema import Bank
-from emb_s_core.sources._io import data_files, iter_json_records, require_field
-from emb_s_core.sources._passages import PassageBankBuilder, supporting_titles, titled_paragraphs
+from emb_s_core.sources._io import iter_data_records, require_field
+from emb_s_core.sources._passages import (PassageBankBuilder, flagged_paragraphs, supporting_titles,
+                                           titled_paragraphs)
 
 
 def read(path: Path, source: str = "hotpotqa") -> Bank:
     builder = PassageBankBuilder(source)
-    for file in data_files(path, "HotpotQA file"):
-        for where, obj in iter_json_records(file):
-            if "contexts" in obj or "question_text" in obj:
-                _ircot(builder, obj, where)
-            elif "context" in obj or "supporting_facts" in obj:
-                _official(builder, obj, where)
-            else:
-                raise EmbSError(
-                    "record is neither official HotpotQA (context, supporting_facts) nor IRCoT-processed (contexts)",
-                    where=where, fix="check the --format; see README, Data formats, HotpotQA.")
+    for where, obj in iter_data_records(path, "HotpotQA file"):
+        if "contexts" in obj or "question_text" in obj:
+            _ircot(builder, obj, where)
+        elif "context" in obj or "supporting_facts" in obj:
+            _official(builder, obj, where)
+        else:
+            raise EmbSError(
+                "record is neither official HotpotQA (context, supporting_facts) nor IRCoT-processed (contexts)",
+                where=where, fix="check the --format; see README, Data formats, HotpotQA.")
     return builder.bank
 
 
@@ -52,14 +52,6 @@ def _ircot(b: PassageBankBuilder, obj: dict, where: str) -> None:
     if not spans:
         raise EmbSError("answers_objects holds no answer span", where=where,
                         fix="every question needs answers_objects: [{\"spans\": [answer]}].")
-    gold, others = [], []
-    for i, ctx in enumerate(require_field(obj, "contexts", where, list)):
-        if not isinstance(ctx, dict):
-            raise EmbSError(f"contexts[{i}] is not an object", where=where,
-                            fix="each context needs title, paragraph_text and is_supporting.")
-        text = require_field(ctx, "paragraph_text", f"{where} contexts[{i}]", str)
-        doc = b.paragraph(ctx.get("title"), text, where)
-        if doc is not None:
-            (gold if ctx.get("is_supporting") is True else others).append(doc)
+    gold, others = flagged_paragraphs(b, obj, "contexts", where)
     b.question(qid=qid, text=require_field(obj, "question_text", where, str), answer=spans[0],
                aliases=spans[1:], gold=gold, others=others, where=where, task_type=obj.get("type"))

@@ -10,32 +10,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from emb_s_core.errors import EmbSError
 from emb_s_core.schema import Bank
-from emb_s_core.sources._io import data_files, iter_json_records, require_field
-from emb_s_core.sources._passages import PassageBankBuilder
+from emb_s_core.sources._io import iter_data_records, require_field
+from emb_s_core.sources._passages import PassageBankBuilder, flagged_paragraphs
 
 
 def read(path: Path, source: str = "musique") -> Bank:
     b = PassageBankBuilder(source)
-    for file in data_files(path, "MuSiQue file"):
-        for where, obj in iter_json_records(file):
-            qid = str(require_field(obj, "id", where, (str, int)))
-            if obj.get("answerable") is False:
-                b.bank.skip("unanswerable question (answerable: false)")
-                continue
-            gold, others = [], []
-            for i, para in enumerate(require_field(obj, "paragraphs", where, list)):
-                if not isinstance(para, dict):
-                    raise EmbSError(f"paragraphs[{i}] is not an object", where=where,
-                                    fix="each paragraph needs title, paragraph_text and is_supporting.")
-                text = require_field(para, "paragraph_text", f"{where} paragraphs[{i}]", str)
-                doc = b.paragraph(para.get("title"), text, where)
-                if doc is not None:
-                    (gold if para.get("is_supporting") is True else others).append(doc)
-            aliases = obj.get("answer_aliases") or []
-            b.question(qid=qid, text=require_field(obj, "question", where, str),
-                       answer=str(require_field(obj, "answer", where, (str, int, float))),
-                       aliases=[str(a) for a in aliases], gold=gold, others=others, where=where,
-                       task_type=qid.split("__", 1)[0] if "__" in qid else None)
+    for where, obj in iter_data_records(path, "MuSiQue file"):
+        qid = str(require_field(obj, "id", where, (str, int)))
+        if obj.get("answerable") is False:
+            b.bank.skip("unanswerable question (answerable: false)")
+            continue
+        gold, others = flagged_paragraphs(b, obj, "paragraphs", where)
+        aliases = obj.get("answer_aliases") or []
+        b.question(qid=qid, text=require_field(obj, "question", where, str),
+                   answer=str(require_field(obj, "answer", where, (str, int, float))),
+                   aliases=[str(a) for a in aliases], gold=gold, others=others, where=where,
+                   task_type=qid.split("__", 1)[0] if "__" in qid else None)
     return b.bank

@@ -12,33 +12,32 @@ from __future__ import annotations
 from pathlib import Path
 
 from emb_s_core.schema import Bank
-from emb_s_core.sources._io import data_files, iter_json_records, require_field
+from emb_s_core.sources._io import iter_data_records, require_field
 from emb_s_core.sources._passages import PassageBankBuilder, supporting_titles, titled_paragraphs
 
 
 def read(path: Path, source: str = "2wiki") -> Bank:
     b = PassageBankBuilder(source)
-    for file in data_files(path, "2WikiMultihopQA file"):
-        for where, obj in iter_json_records(file):
-            qid = str(require_field(obj, "_id", where, (str, int)))
-            if obj.get("context") is None:
-                b.bank.skip("row without context")
-                continue
-            gold_titles = supporting_titles(obj, where)
-            by_title: dict[str, list[int]] = {}
-            others = []
-            for title, sentences in titled_paragraphs(obj, where):
-                doc = b.paragraph(title, " ".join(sentences), where)
-                if doc is not None:
-                    by_title.setdefault(title, []).append(doc)
-                    others.append(doc)
-            missing = [t for t in gold_titles if t not in by_title]
-            if missing:
-                b.bank.skip("supporting title not in the row's context")
-                b.bank.notes.append(f"{where}: supporting title(s) {missing[:3]} not in context; question skipped")
-                continue
-            gold = [d for t in gold_titles for d in by_title[t]]
-            b.question(qid=qid, text=require_field(obj, "question", where, str),
-                       answer=str(require_field(obj, "answer", where, (str, int, float))), gold=gold,
-                       others=others, where=where, task_type=obj.get("type"))
+    for where, obj in iter_data_records(path, "2WikiMultihopQA file"):
+        qid = str(require_field(obj, "_id", where, (str, int)))
+        if obj.get("context") is None:
+            b.bank.skip("row without context")
+            continue
+        gold_titles = supporting_titles(obj, where)
+        by_title: dict[str, list[int]] = {}
+        others = []
+        for title, sentences in titled_paragraphs(obj, where):
+            doc = b.paragraph(title, " ".join(sentences), where)
+            if doc is not None:
+                by_title.setdefault(title, []).append(doc)
+                others.append(doc)
+        missing = [t for t in gold_titles if t not in by_title]
+        if missing:
+            b.bank.skip("supporting title not in the row's context")
+            b.bank.notes.append(f"{where}: supporting title(s) {missing[:3]} not in context; question skipped")
+            continue
+        gold = [d for t in gold_titles for d in by_title[t]]
+        b.question(qid=qid, text=require_field(obj, "question", where, str),
+                   answer=str(require_field(obj, "answer", where, (str, int, float))), gold=gold,
+                   others=others, where=where, task_type=obj.get("type"))
     return b.bank
