@@ -6,8 +6,8 @@ One document per session, title "<sample_id> session <n> (<date time>)", text on
 (a shared image's caption is appended as "[image: caption]", since some evidence turns are only a photo).
 Evidence turn ids map to their session's document (deduplicated). Some evidence strings hold several ids
 ("D8:6; D9:17"): they are split on ``;``, ``,`` and spaces; zero-padded turns ("D30:05") are read as numbers.
-Ids that match no turn are skipped, counted and named in the notes; a question left without evidence, or without an ``answer`` (adversarial category-5 items carry only
-``adversarial_answer``), is skipped and counted.
+Ids that match no turn are skipped, counted and named in the notes; a question left without evidence, or without
+an ``answer`` (adversarial category-5 items carry only ``adversarial_answer``), is skipped and counted.
 task_type from ``category``; the file does not name the categories, the names follow the LoCoMo evaluation code:
 1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial.
 
@@ -44,7 +44,8 @@ def read(path: Path, source: str = "locomo") -> Bank:
     for i, conv in enumerate(data, start=1):
         where = at(path.name, record=i)
         if not isinstance(conv, dict):
-            raise EmbSError("conversation is not a JSON object", where=where, fix="each array item is one conversation.")
+            raise EmbSError("conversation is not a JSON object", where=where,
+                            fix="each array item is one conversation.")
         sample = str(require_field(conv, "sample_id", where, (str, int)))
         where = f"{where} ({sample})"
         session_doc, turns = _sessions(bank, conv, sample, where)
