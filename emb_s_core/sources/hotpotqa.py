@@ -47,8 +47,9 @@ def _official(b: PassageBankBuilder, obj: dict, where: str) -> None:
 
 def _ircot(b: PassageBankBuilder, obj: dict, where: str) -> None:
     qid = str(require_field(obj, "question_id", where, (str, int)))
-    spans = [str(s) for a in require_field(obj, "answers_objects", where, list) if isinstance(a, dict)
-             for s in a.get("spans") or []]
+    answers = [a for a in require_field(obj, "answers_objects", where, list) if isinstance(a, dict)]
+    spans = [str(s) for a in answers for s in a.get("spans") or []]
+    spans += [str(a["number"]) for a in answers if not a.get("spans") and str(a.get("number") or "").strip()]
     if not spans:
         raise EmbSError("answers_objects holds no answer span", where=where,
                         fix="every question needs answers_objects: [{\"spans\": [answer]}].")

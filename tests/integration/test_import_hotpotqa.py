@@ -74,6 +74,11 @@ def test_bad_records(tmp_path):
     assert_import_fails(tmp_path, "hotpotqa", tmp_path / "missing.jsonl", r"path not found")
 
 
+def test_number_answer(tmp_path):
+    rec = dict(ircot("q1", [("A", "a")], []), answers_objects=[{"number": "3", "date": {}, "spans": []}])
+    assert read_bank("hotpotqa", write_jsonl(tmp_path / "dev.jsonl", [rec])).queries[0].answer == "3"
+
+
 def test_question_without_gold_is_skipped(tmp_path):
     path = write_jsonl(tmp_path / "dev.jsonl", [ircot("q1", [("A", "a")], []), ircot("q2", [], [("B", "b")])])
     b = read_bank("hotpotqa", path)
