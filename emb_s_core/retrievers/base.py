@@ -75,13 +75,42 @@ def topk(scores: np.ndarray, ids: np.ndarray, k: int, decimals: int = 6) -> Rank
         kth = -np.partition(-scores, k - 1, axis=1)[:, k - 1]
     else:
         kth = scores.min(axis=1)
-    rounded_kth = np.round(kth, decimals)
+    tol = 10.0 ** -decimals
     for i in range(n_q):
         row = scores[i]
-        cand = np.flatnonzero(np.round(row, decimals) >= rounded_kth[i])
+        cand = np.flatnonzero(row >= kth[i] - tol)  # everything that could tie with the k-th after rounding
         order = np.lexsort((ids[cand], -np.round(row[cand], decimals)))[:k]
         out_ids[i] = ids[cand[order]]
         out_scores[i] = row[cand[order]]
+    return Ranking(out_ids, out_scores)
+
+
+def topk_sparse(scores, ids: np.ndarray, k: int, decimals: int = 6) -> Ranking:
+    """:func:`topk` for a sparse CSR score matrix of non-negative scores (absent entries are 0), without
+    densifying: cost follows the non-zeros. Zero-score documents fill the list by smallest doc id, as in ``topk``."""
+    n_q, n = scores.shape
+    k = min(k, n)
+    out_ids = np.empty((n_q, k), np.int64)
+    out_scores = np.zeros((n_q, k), np.float64)
+    tol = 10.0 ** -decimals
+    for i in range(n_q):
+        lo, hi = scores.indptr[i], scores.indptr[i + 1]
+        cols, vals = scores.indices[lo:hi], scores.data[lo:hi]
+        keep = vals > 0
+        cols, vals = cols[keep], vals[keep]
+        if len(vals) > k:
+            kth = -np.partition(-vals, k - 1)[k - 1]
+            cand = np.flatnonzero(vals >= kth - tol)
+            cols, vals = cols[cand], vals[cand]
+        order = np.lexsort((ids[cols], -np.round(vals, decimals)))[:k]
+        top = cols[order]
+        m = len(top)
+        out_ids[i, :m] = ids[top]
+        out_scores[i, :m] = vals[order]
+        if m < k:  # pad with zero-score documents, smallest ids first
+            taken = np.zeros(n, bool)
+            taken[top] = True
+            out_ids[i, m:] = ids[np.flatnonzero(~taken)[: k - m]]
     return Ranking(out_ids, out_scores)
 
 

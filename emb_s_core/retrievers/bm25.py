@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from emb_s_core.retrievers.base import Ranking, Retriever, documents, pool_key, topk
+from emb_s_core.retrievers.base import Ranking, Retriever, documents, pool_key, topk_sparse
 from emb_s_core.retrievers.text import tokenize
 from emb_s_core.store import Workspace
 
@@ -94,6 +94,7 @@ class BM25(Retriever):
         out = {}
         for name, ids in pools.items():
             ids = np.asarray(ids, dtype=np.int64)
-            scores = (qm @ self._pool_weights(self.positions(ids))).toarray()
-            out[name] = topk(scores, ids, k)
+            scores = (qm @ self._pool_weights(self.positions(ids))).tocsr()
+            scores.sum_duplicates()
+            out[name] = topk_sparse(scores, ids, k)
         return out

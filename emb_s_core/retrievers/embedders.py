@@ -125,7 +125,9 @@ def _load_st(name_or_path: str):
         raise EmbSError(f"embedding model {name_or_path!r} not found (no such folder)",
                         fix="pass a sentence-transformers model folder, or dense:minilm-l6 / dense:minilm-l3.")
     from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as hf_logging
 
+    hf_logging.disable_progress_bar()  # "Loading weights" bars would clutter the CLI's own progress bar
     try:
         with _ST_LOCK:
             return SentenceTransformer(str(Path(name_or_path).expanduser()) if Path(name_or_path).expanduser().exists()
