@@ -14,6 +14,7 @@ from emb_s_core.schema import Bank
 #: format name -> module under emb_s_core.sources
 FORMATS: dict[str, str] = {
     "native": "native",
+    "demo": "synthetic",
 }
 
 
