@@ -137,7 +137,7 @@ def add_bank(ws: Workspace, bank: Bank, *, fmt: str, path: str | Path, sha256: s
 
 
 def import_path(ws: Workspace | str | Path, fmt: str, path: str | Path, *, source: str | None = None,
-                progress: bool = False) -> ImportReport:
+                domain: str | None = None, progress: bool = False) -> ImportReport:
     """Read ``path`` in format ``fmt`` and add it to the workspace; the one entry point for CLI and UI.
 
     The file is read and validated before the workspace is opened (or created), so a bad file leaves no trace.
@@ -146,9 +146,7 @@ def import_path(ws: Workspace | str | Path, fmt: str, path: str | Path, *, sourc
     from emb_s_core.sources._io import sha256_of
 
     path = Path(path)
-    if not path.exists():
-        raise EmbSError(f"path not found: {path}", fix="check the path you passed to import.")
-    bank = read_bank(fmt, path, source)
+    bank = read_bank(fmt, path, source, domain)
     if not isinstance(ws, Workspace):
         ws = Workspace(ws, create=True)
     return add_bank(ws, bank, fmt=fmt, path=path, sha256=sha256_of(path), progress=progress)
@@ -214,3 +212,27 @@ def info(ws: Workspace) -> dict:
             for r in srcs.itertuples()
         ],
     }
+
+
+def token_counts(ws: Workspace, encoding: str | None = None, progress: bool = False) -> pd.Series:
+    """Tokens per document (index doc_id) in ``encoding``: stored at import for the workspace's encoding; other
+    encodings are counted once and cached in the table ``tokens_<encoding>`` keyed by content hash."""
+    encoding = encoding or encoding_of(ws)
+    tokens.encoding(encoding)  # validates the name before any work
+    if encoding == encoding_of(ws):
+        docs = documents(ws, ["doc_id", "n_tokens"])
+        return pd.Series(docs["n_tokens"].to_numpy(np.int64), index=docs["doc_id"].to_numpy(), name="n_tokens")
+    docs = documents(ws, ["doc_id", "title", "text", "content_hash"])
+    table = f"tokens_{encoding}"
+    cached = ws.read_pandas(table) if ws.has_table(table) else pd.DataFrame({"content_hash": [], "n_tokens": []})
+    known = dict(zip(cached["content_hash"], cached["n_tokens"]))
+    todo = docs[~docs["content_hash"].isin(known)].drop_duplicates("content_hash")
+    if len(todo):
+        counts = _count_tokens([render_document(t, x) for t, x in zip(todo["title"], todo["text"])], encoding, progress)
+        new = pa.table({"content_hash": todo["content_hash"].tolist(), "n_tokens": counts},
+                       schema=pa.schema([("content_hash", pa.string()), ("n_tokens", pa.int32())]))
+        with ws.transaction():
+            ws.write(table, new)
+        known.update(zip(todo["content_hash"], counts))
+    return pd.Series(docs["content_hash"].map(known).to_numpy(np.int64), index=docs["doc_id"].to_numpy(),
+                     name="n_tokens")

@@ -11,7 +11,7 @@ import sys
 
 from emb_s_core.errors import EmbSError
 
-GROUPS = ["bank"]
+GROUPS = ["bank", "ladder", "demo"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,6 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     except EmbSError as exc:
         print(f"emb-s: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into head/less that closed early
+        return 0
     except KeyboardInterrupt:
         print("emb-s: interrupted; finished work is kept and the next run resumes.", file=sys.stderr)
         return 130

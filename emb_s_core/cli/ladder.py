@@ -1,0 +1,58 @@
+"""``emb-s ladder build`` and ``emb-s ladder show``."""
+from __future__ import annotations
+
+import argparse
+
+from emb_s_core.cli.common import add_workspace, print_json, print_table
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("ladder", help="build or show the reference-corpus ladder")
+    lsub = p.add_subparsers(dest="ladder_command", metavar="ACTION", required=True)
+    b = lsub.add_parser("build", help="build the nested ladder from the workspace's bank")
+    add_workspace(b)
+    b.add_argument("--base", default="64K", help="base (per-domain) rung size (default 64K)")
+    b.add_argument("--domain-sizes", default="64K,128K,256K", help="per-domain rung sizes (default 64K,128K,256K)")
+    b.add_argument("--shared-size", default=None, help="shared rung size (default 8 x base = 512K)")
+    b.add_argument("--max-size", default=None, help="largest doubling rung (default: up to the bank size)")
+    b.add_argument("--encoding", default=None, help="tiktoken encoding (default: the workspace's, cl100k_base)")
+    b.add_argument("--reserve", type=int, default=1024, help="prompt/query reserve subtracted from every budget")
+    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--strict", action="store_true", help="fail when a domain's gold sets do not fit the base rung")
+    b.set_defaults(func=cmd_build)
+    s = lsub.add_parser("show", help="print the rung table")
+    add_workspace(s)
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_show)
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from emb_s_core.ladder import LadderOptions, build
+    from emb_s_core.store import Workspace
+
+    opts = LadderOptions(base=args.base, domain_sizes=tuple(s.strip() for s in args.domain_sizes.split(",")),
+                         shared_size=args.shared_size, max_size=args.max_size, encoding=args.encoding,
+                         reserve=args.reserve, seed=args.seed, strict=args.strict)
+    ladder = build(Workspace(args.workspace), opts, progress=True)
+    for message in ladder.messages:
+        print(message)
+    kept = ladder.kept.groupby("domain")["kept"].agg(kept="sum", total="count").reset_index()
+    kept["dropped"] = kept["total"] - kept["kept"]
+    print_table(kept[["domain", "kept", "dropped"]].to_dict("records"))
+    print()
+    print_table(ladder.table().to_dict("records"))
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from emb_s_core.ladder import load
+    from emb_s_core.store import Workspace
+
+    ladder = load(Workspace(args.workspace))
+    if args.json:
+        print_json({"options": ladder.options,
+                    "rungs": [dict(row, composition=r.composition) for row, r in
+                              zip(ladder.table().to_dict("records"), ladder.rungs)]})
+        return 0
+    print_table(ladder.table().to_dict("records"))
+    return 0

@@ -1,0 +1,343 @@
+"""The reference-corpus ladder (paper §3.4, DESIGN.md §1): a fixed query set, a growing searchable pool.
+
+With ``S(D, B)`` = take documents of ``D`` in one seeded random order until adding the next would pass budget ``B``:
+
+- ``64K/<d>``: all gold documents of domain-``d`` queries, then their hard negatives (each one that still fits),
+  then ``S(other domain-d documents)``. If the gold sets do not all fit, a seeded subset of the domain's queries whose
+  gold fits is kept (``strict`` makes that an error); the kept queries are fixed on every rung.
+- ``128K/<d>``, ``256K/<d>``: ``C_d^64K ∪ S(⋃_{d'≠d} C_{d'}^64K; B − |C_d^64K|)`` (inter-domain mixing); one
+  permutation per domain, so ``128K/d ⊂ 256K/d``.
+- ``512K``: the union of the ``64K/<d>`` pools.
+- ``1M, 2M, 4M, …``: ``C^512K ∪ S(M \\ C^512K; B − |C^512K|)`` with ONE permutation of ``M \\ C^512K``, so each rung
+  contains the one below; ``full`` is the whole bank. Rungs larger than the bank are skipped with a message.
+
+Every budget is ``size − reserve`` tokens (the prompt/query reserve) and is never exceeded. A query is evaluated on
+the domain rungs of its own domain and on every shared rung.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from emb_s_core import bank, tokens
+from emb_s_core.errors import EmbSError
+from emb_s_core.store import Workspace
+
+DEFAULT_BASE = "64K"
+DEFAULT_DOMAIN_SIZES = ("64K", "128K", "256K")
+DEFAULT_RESERVE = 1024
+MAX_DOMAINS = 8
+
+RUNGS_SCHEMA = pa.schema(
+    [
+        pa.field("order", pa.int32()),
+        pa.field("rung", pa.string()),
+        pa.field("kind", pa.string()),
+        pa.field("domain", pa.string()),
+        pa.field("size", pa.int64()),
+        pa.field("budget", pa.int64()),
+        pa.field("n_documents", pa.int64()),
+        pa.field("n_tokens", pa.int64()),
+        pa.field("n_queries", pa.int64()),
+        pa.field("membership_hash", pa.string()),
+        pa.field("qids", pa.list_(pa.string())),
+        pa.field("composition", pa.string()),
+    ]
+)
+MEMBERS_SCHEMA = pa.schema([pa.field("rung", pa.string()), pa.field("doc_id", pa.int64())])
+KEPT_SCHEMA = pa.schema(
+    [pa.field("qid", pa.string()), pa.field("domain", pa.string()), pa.field("kept", pa.bool_()),
+     pa.field("reason", pa.string())]
+)
+
+
+@dataclass
+class LadderOptions:
+    base: str = DEFAULT_BASE
+    domain_sizes: tuple[str, ...] = DEFAULT_DOMAIN_SIZES
+    shared_size: str | None = None  # default: 8 × base ("512K")
+    max_size: str | None = None  # largest doubling rung; default: up to the bank
+    encoding: str | None = None  # default: the workspace's
+    reserve: int = DEFAULT_RESERVE
+    seed: int = 0
+    strict: bool = False
+
+    def to_json(self) -> dict:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in self.__dict__.items()}
+
+
+@dataclass
+class Rung:
+    name: str
+    kind: str  # "domain" | "mixed" | "shared" | "global" | "full"
+    domain: str | None
+    size: int | None
+    budget: int | None
+    doc_ids: np.ndarray
+    qids: list[str]
+    n_tokens: int
+    membership_hash: str
+    composition: dict = field(default_factory=dict)
+    order: int = 0
+
+    @property
+    def n_documents(self) -> int:
+        return len(self.doc_ids)
+
+
+@dataclass
+class Ladder:
+    rungs: list[Rung]
+    kept: pd.DataFrame  # qid, domain, kept, reason
+    options: dict
+    messages: list[str] = field(default_factory=list)
+
+    def rung(self, name: str) -> Rung:
+        for r in self.rungs:
+            if r.name == name:
+                return r
+        raise EmbSError(f"no rung named {name!r} in this ladder",
+                        fix=f"use one of: {', '.join(r.name for r in self.rungs)}.")
+
+    @property
+    def names(self) -> list[str]:
+        return [r.name for r in self.rungs]
+
+    def rungs_of_query(self, qid: str) -> list[str]:
+        return [r.name for r in self.rungs if qid in set(r.qids)]
+
+    def table(self) -> pd.DataFrame:
+        """The rung table printed by ``emb-s ladder show`` and drawn on the Ladder page."""
+        return pd.DataFrame(
+            [{"rung": r.name, "kind": r.kind, "domain": r.domain or "", "budget": r.budget or "",
+              "documents": r.n_documents,
+              "tokens": r.n_tokens, "queries": len(r.qids), "hash": r.membership_hash[:12]} for r in self.rungs]
+        )
+
+
+# --------------------------------------------------------------------------------------------- building
+def _membership_hash(doc_ids: np.ndarray, qids: list[str]) -> str:
+    digest = hashlib.sha256(np.sort(doc_ids).astype("<i8").tobytes())
+    digest.update("\n".join(sorted(qids)).encode())
+    return digest.hexdigest()
+
+
+def _rng(seed: int, *labels: str) -> np.random.Generator:
+    """A generator per (seed, purpose): rungs do not shift when another domain changes."""
+    key = hashlib.sha256(json.dumps([seed, *labels]).encode()).digest()
+    return np.random.default_rng(int.from_bytes(key[:8], "little"))
+
+
+def _prefix_within(order: np.ndarray, tok: pd.Series, budget: int) -> np.ndarray:
+    """S(D, B): the longest prefix of ``order`` whose tokens fit ``budget``."""
+    if budget <= 0 or len(order) == 0:
+        return order[:0]
+    cum = np.cumsum(tok.loc[order].to_numpy())
+    return order[: int(np.searchsorted(cum, budget, side="right"))]
+
+
+def _domain_base(domain: str, qs: pd.DataFrame, docs: pd.DataFrame, tok: pd.Series, budget: int,
+                 opts: LadderOptions) -> tuple[np.ndarray, list[str], dict[str, str]]:
+    """C_d^64K and the kept queries of domain ``d`` (with the reason for each dropped one)."""
+    dropped: dict[str, str] = {}
+    all_gold = np.unique(np.concatenate([np.asarray(r, np.int64) for r in qs["ref_ids"]]))
+    if tok.loc[all_gold].sum() <= budget:
+        kept = list(qs["qid"])
+    else:
+        if opts.strict:
+            raise EmbSError(
+                f"the gold documents of domain {domain!r} need {int(tok.loc[all_gold].sum()):,} tokens, more than "
+                f"the {opts.base} base budget of {budget:,}",
+                fix="drop --strict to keep a seeded subset of the queries, or raise --base.",
+            )
+        kept, used, chosen = [], 0, set()
+        for i in _rng(opts.seed, "keep", domain).permutation(len(qs)):
+            row = qs.iloc[i]
+            new = [d for d in dict.fromkeys(row["ref_ids"]) if d not in chosen]
+            cost = int(tok.loc[new].sum()) if new else 0
+            if used + cost <= budget:
+                kept.append(row["qid"])
+                chosen.update(new)
+                used += cost
+            else:
+                dropped[row["qid"]] = "gold does not fit the base budget"
+        order = {q: i for i, q in enumerate(qs["qid"])}
+        kept.sort(key=order.__getitem__)
+    kept_rows = qs[qs["qid"].isin(kept)]
+    members: dict[int, None] = {}
+    for refs in kept_rows["ref_ids"]:
+        members.update(dict.fromkeys(int(d) for d in refs))
+    used = int(tok.loc[list(members)].sum()) if members else 0
+    for negs in kept_rows["hard_negative_ids"]:  # priority documents: each one that still fits
+        for d in negs:
+            d = int(d)
+            if d not in members and used + tok.loc[d] <= budget:
+                members[d] = None
+                used += int(tok.loc[d])
+    pool = np.fromiter(members, np.int64, len(members))
+    others = docs.loc[(docs["domain"] == domain) & ~docs["doc_id"].isin(pool), "doc_id"].to_numpy()
+    others = np.sort(others)[_rng(opts.seed, "fill", domain).permutation(len(others))]
+    fill = _prefix_within(others, tok, budget - used)
+    return np.concatenate([pool, fill]), kept, dropped
+
+
+def build(ws: Workspace, options: LadderOptions | None = None, progress: bool = False) -> Ladder:
+    """Build the ladder from the workspace's bank and store it (one transaction, replacing any previous one)."""
+    opts = options or LadderOptions()
+    encoding = opts.encoding or bank.encoding_of(ws)
+    base = tokens.parse_size(opts.base)
+    if base <= opts.reserve:
+        raise EmbSError(f"the base rung {opts.base} is not larger than the reserve of {opts.reserve:,} tokens",
+                        fix="raise --base or lower --reserve.")
+    docs = bank.documents(ws, ["doc_id", "domain", "source"])
+    qs = bank.queries(ws)
+    if qs.empty:
+        raise EmbSError("the bank has no queries", fix="import a bank with queries first.")
+    tok = bank.token_counts(ws, encoding, progress=progress)
+    docs["n_tokens"] = tok.loc[docs["doc_id"]].to_numpy()
+    domains = sorted(qs["domain"].unique())
+    if len(domains) > MAX_DOMAINS:
+        raise EmbSError(f"the bank's queries span {len(domains)} domains; the ladder allows at most {MAX_DOMAINS}",
+                        fix="relabel documents into at most 8 broad domains (`emb-s domains label`).")
+    messages: list[str] = []
+    rungs: list[Rung] = []
+    kept_rows: list[dict] = []
+
+    base_pools: dict[str, np.ndarray] = {}
+    kept_by_domain: dict[str, list[str]] = {}
+    for d in domains:
+        pool, kept, dropped = _domain_base(d, qs[qs["domain"] == d], docs, tok, base - opts.reserve, opts)
+        base_pools[d], kept_by_domain[d] = pool, kept
+        kept_rows += [{"qid": q, "domain": d, "kept": True, "reason": ""} for q in kept]
+        kept_rows += [{"qid": q, "domain": d, "kept": False, "reason": why} for q, why in dropped.items()]
+        if dropped:
+            messages.append(f"domain {d}: kept {len(kept)} queries, dropped {len(dropped)} whose gold does not fit "
+                            f"{opts.base}")
+
+    sizes = sorted({tokens.parse_size(s) for s in opts.domain_sizes} | {base})
+    for d in domains:
+        others = np.setdiff1d(np.concatenate([base_pools[o] for o in domains if o != d] or [np.empty(0, np.int64)]),
+                              base_pools[d])
+        others = others[_rng(opts.seed, "mix", d).permutation(len(others))]
+        used = int(tok.loc[base_pools[d]].sum())
+        for size in sizes:
+            if size == base:
+                ids = base_pools[d]
+            else:
+                mixed_in = _prefix_within(others, tok, size - opts.reserve - used)
+                if len(mixed_in) == 0:
+                    messages.append(f"{tokens.format_size(size)}/{d} skipped: no other domain's pool to mix in")
+                    continue
+                ids = np.concatenate([base_pools[d], mixed_in])
+            kind = "domain" if size == base else "mixed"
+            rungs.append(_rung(f"{tokens.format_size(size)}/{d}", kind, d, size, size - opts.reserve, ids,
+                               kept_by_domain[d], docs, qs))
+
+    all_kept = [q for d in domains for q in kept_by_domain[d]]
+    shared_ids = np.unique(np.concatenate(list(base_pools.values())))
+    shared_size = tokens.parse_size(opts.shared_size) if opts.shared_size else MAX_DOMAINS * base
+    rungs.append(_rung(tokens.format_size(shared_size), "shared", None, shared_size, shared_size - opts.reserve,
+                       shared_ids, all_kept, docs, qs))
+    rest = np.setdiff1d(docs["doc_id"].to_numpy(), shared_ids)
+    rest = np.sort(rest)[_rng(opts.seed, "global").permutation(len(rest))]
+    total = int(docs["n_tokens"].sum())
+    shared_tokens = int(tok.loc[shared_ids].sum())
+    limit = tokens.parse_size(opts.max_size) if opts.max_size else total
+    size = shared_size * 2
+    while size < total and size <= limit:
+        ids = np.concatenate([shared_ids, _prefix_within(rest, tok, size - opts.reserve - shared_tokens)])
+        rungs.append(_rung(tokens.format_size(size), "global", None, size, size - opts.reserve, ids, all_kept,
+                           docs, qs))
+        size *= 2
+    if size >= total:
+        messages.append(f"rungs from {tokens.format_size(size)} up are skipped: the bank holds {total:,} tokens")
+    rungs.append(_rung("full", "full", None, None, None, docs["doc_id"].to_numpy(), all_kept, docs, qs))
+    for i, r in enumerate(rungs):
+        r.order = i
+
+    kept_df = pd.DataFrame(kept_rows, columns=KEPT_SCHEMA.names)
+    ladder = Ladder(rungs, kept_df, dict(opts.to_json(), encoding=encoding), messages)
+    _store(ws, ladder)
+    return ladder
+
+
+def _rung(name: str, kind: str, domain: str | None, size: int | None, budget: int | None, ids: np.ndarray,
+          qids: list[str], docs: pd.DataFrame, qs: pd.DataFrame) -> Rung:
+    ids = np.sort(np.asarray(ids, dtype=np.int64))
+    members = docs[docs["doc_id"].isin(ids)]
+    n_tokens = int(members["n_tokens"].sum())
+    if budget is not None and n_tokens > budget:  # a bug, never a user error
+        raise AssertionError(f"rung {name} holds {n_tokens} tokens, over its budget {budget}")
+    kept = qs[qs["qid"].isin(qids)]
+    gold = np.unique(np.concatenate([np.asarray(r, np.int64) for r in kept["ref_ids"]] or [np.empty(0, np.int64)]))
+    negs = np.unique(np.concatenate([np.asarray(r, np.int64) for r in kept["hard_negative_ids"]]
+                                    or [np.empty(0, np.int64)]))
+    composition = {
+        "documents_per_domain": {k: int(v) for k, v in members.groupby("domain").size().items()},
+        "tokens_per_domain": {k: int(v) for k, v in members.groupby("domain")["n_tokens"].sum().items()},
+        "documents_per_source": {k: int(v) for k, v in members.groupby("source").size().items()},
+        "tokens_per_source": {k: int(v) for k, v in members.groupby("source")["n_tokens"].sum().items()},
+        "gold_documents": int(np.isin(gold, ids).sum()),
+        "hard_negatives_present": int(np.isin(negs, ids).sum()),
+        "hard_negatives_total": int(len(negs)),
+    }
+    return Rung(name, kind, domain, size, budget, ids, list(qids), n_tokens, _membership_hash(ids, list(qids)),
+                composition)
+
+
+def _store(ws: Workspace, ladder: Ladder) -> None:
+    rungs = pa.table(
+        {
+            "order": [r.order for r in ladder.rungs], "rung": [r.name for r in ladder.rungs],
+            "kind": [r.kind for r in ladder.rungs], "domain": [r.domain for r in ladder.rungs],
+            "size": [r.size for r in ladder.rungs], "budget": [r.budget for r in ladder.rungs],
+            "n_documents": [r.n_documents for r in ladder.rungs], "n_tokens": [r.n_tokens for r in ladder.rungs],
+            "n_queries": [len(r.qids) for r in ladder.rungs],
+            "membership_hash": [r.membership_hash for r in ladder.rungs], "qids": [r.qids for r in ladder.rungs],
+            "composition": [json.dumps(r.composition) for r in ladder.rungs],
+        },
+        schema=RUNGS_SCHEMA,
+    )
+    members = pa.table(
+        {"rung": np.concatenate([np.full(r.n_documents, r.name, dtype=object) for r in ladder.rungs]),
+         "doc_id": np.concatenate([r.doc_ids for r in ladder.rungs])},
+        schema=MEMBERS_SCHEMA,
+    )
+    kept = pa.Table.from_pandas(ladder.kept, schema=KEPT_SCHEMA, preserve_index=False)
+    with ws.transaction():
+        ws.write("rungs", rungs, mode="overwrite", schema=RUNGS_SCHEMA)
+        ws.write("rung_members", members, mode="overwrite", schema=MEMBERS_SCHEMA)
+        ws.write("ladder_queries", kept, mode="overwrite", schema=KEPT_SCHEMA)
+        ws.set_setting("ladder", {**ladder.options, "messages": ladder.messages})
+
+
+# --------------------------------------------------------------------------------------------- reading
+def exists(ws: Workspace) -> bool:
+    return ws.has_table("rungs")
+
+
+def load(ws: Workspace) -> Ladder:
+    """The stored ladder, rungs in order (domain rungs first, then shared, global, full)."""
+    if not exists(ws):
+        raise EmbSError(f"the workspace {ws.path} has no ladder yet",
+                        fix="run `emb-s ladder build --workspace DIR` first.")
+    meta = ws.read_pandas("rungs").sort_values("order")
+    members = ws.read("rung_members")
+    by_rung = pd.Series(members["doc_id"].to_numpy()).groupby(members["rung"].to_numpy()).apply(np.asarray)
+    rungs = [
+        Rung(
+            name=row.rung, kind=row.kind, domain=row.domain, size=None if pd.isna(row.size) else int(row.size),
+            budget=None if pd.isna(row.budget) else int(row.budget),
+            doc_ids=np.sort(by_rung.get(row.rung, np.empty(0, np.int64)).astype(np.int64)),
+            qids=list(row.qids), n_tokens=int(row.n_tokens), membership_hash=row.membership_hash,
+            composition=json.loads(row.composition), order=int(row.order),
+        )
+        for row in meta.itertuples()
+    ]
+    settings = ws.settings.get("ladder", {})
+    return Ladder(rungs, ws.read_pandas("ladder_queries"), settings, list(settings.get("messages", [])))

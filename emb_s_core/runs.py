@@ -1,0 +1,137 @@
+"""Runs and their results in the workspace: the single shape every system's output takes.
+
+A *run* is one system with one configuration (a retriever, an external run file, an LLM localization, ...).
+Its *results* are, per (rung, query), the ranked document ids and scores, or a status saying why there is no ranking
+("does_not_fit" for a long-context model whose window the rung exceeds, never scored as zero). Results are appended
+in batches, each batch one transaction, so a run killed at any point resumes from its finished (rung, qid) pairs.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from emb_s_core.errors import EmbSError
+from emb_s_core.store import Workspace
+
+RUNS_SCHEMA = pa.schema(
+    [
+        pa.field("run", pa.string(), nullable=False),
+        pa.field("kind", pa.string()),
+        pa.field("system", pa.string()),
+        pa.field("config", pa.string()),
+        pa.field("created_at", pa.string()),
+    ]
+)
+
+RESULTS_SCHEMA = pa.schema(
+    [
+        pa.field("run", pa.string(), nullable=False),
+        pa.field("rung", pa.string(), nullable=False),
+        pa.field("qid", pa.string(), nullable=False),
+        pa.field("doc_ids", pa.list_(pa.int64())),
+        pa.field("scores", pa.list_(pa.float32())),
+        pa.field("status", pa.string()),
+        pa.field("detail", pa.string()),
+    ]
+)
+
+OK = "ok"
+DOES_NOT_FIT = "does_not_fit"
+ERROR = "error"
+
+
+def list_runs(ws: Workspace) -> pd.DataFrame:
+    if not ws.has_table("runs"):
+        return pd.DataFrame(columns=RUNS_SCHEMA.names)
+    return ws.read_pandas("runs")
+
+
+def get_run(ws: Workspace, name: str) -> dict[str, Any] | None:
+    runs = list_runs(ws)
+    hit = runs[runs["run"] == name]
+    if not len(hit):
+        return None
+    row = hit.iloc[0].to_dict()
+    row["config"] = json.loads(row["config"])
+    return row
+
+
+def create_run(ws: Workspace, name: str, kind: str, system: str, config: dict[str, Any]) -> str:
+    """Register run ``name``; reusing a name is fine with the same configuration (that is a resume)."""
+    existing = get_run(ws, name)
+    canonical = json.dumps(config, sort_keys=True, default=str)
+    if existing is not None:
+        if json.dumps(existing["config"], sort_keys=True, default=str) != canonical:
+            raise EmbSError(
+                f"run {name!r} already exists with another configuration",
+                fix=f"pass another --name, or delete it first (`emb-s runs delete {name}`).",
+            )
+        return name
+    row = pa.table(
+        {"run": [name], "kind": [kind], "system": [system], "config": [canonical],
+         "created_at": [_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")]},
+        schema=RUNS_SCHEMA,
+    )
+    with ws.transaction():
+        ws.write("runs", row, schema=RUNS_SCHEMA)
+    return name
+
+
+def delete_run(ws: Workspace, name: str) -> None:
+    if get_run(ws, name) is None:
+        raise EmbSError(f"no run named {name!r}", fix="see `emb-s runs list` for the runs in this workspace.")
+    quoted = name.replace("'", "''")
+    with ws.transaction():
+        ws.delete_rows("runs", f"run = '{quoted}'")
+        ws.delete_rows("results", f"run = '{quoted}'")
+
+
+def finished(ws: Workspace, run: str) -> set[tuple[str, str]]:
+    """(rung, qid) pairs already stored for ``run``: what a resumed run skips."""
+    if not ws.has_table("results"):
+        return set()
+    quoted = run.replace("'", "''")
+    done = ws.read("results", ["rung", "qid"], where=f"run = '{quoted}'")
+    return set(zip(done["rung"].to_pylist(), done["qid"].to_pylist()))
+
+
+def save_results(ws: Workspace, run: str, rows: pd.DataFrame | Iterable[dict[str, Any]]) -> int:
+    """Append one batch of results (columns: rung, qid, doc_ids, scores, [status], [detail]) atomically."""
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return 0
+    df["run"] = run
+    if "status" not in df:
+        df["status"] = OK
+    if "detail" not in df:
+        df["detail"] = None
+    if "scores" not in df:
+        df["scores"] = [None] * len(df)
+    df["doc_ids"] = [np.asarray(ids if ids is not None else [], dtype=np.int64) for ids in df["doc_ids"]]
+    df["scores"] = [None if s is None else np.asarray(s, dtype=np.float32) for s in df["scores"]]
+    df["detail"] = [d if d is None or isinstance(d, str) else json.dumps(d, default=str) for d in df["detail"]]
+    table = pa.Table.from_pandas(df[RESULTS_SCHEMA.names], schema=RESULTS_SCHEMA, preserve_index=False)
+    with ws.transaction():
+        ws.write("results", table, schema=RESULTS_SCHEMA)
+    return len(df)
+
+
+def load_results(ws: Workspace, runs: list[str] | None = None, rungs: list[str] | None = None) -> pd.DataFrame:
+    """Results as a DataFrame (run, rung, qid, doc_ids, scores, status, detail); one row per (run, rung, qid)."""
+    if not ws.has_table("results"):
+        return pd.DataFrame(columns=RESULTS_SCHEMA.names)
+    clauses = []
+    if runs is not None:
+        clauses.append("run IN (" + ", ".join("'" + r.replace("'", "''") + "'" for r in runs) + ")")
+    if rungs is not None:
+        clauses.append("rung IN (" + ", ".join("'" + r.replace("'", "''") + "'" for r in rungs) + ")")
+    if any(c.endswith("IN ()") for c in clauses):
+        return pd.DataFrame(columns=RESULTS_SCHEMA.names)
+    df = ws.read_pandas("results", where=" AND ".join(clauses) or None)
+    # a batch re-saved after a crash between commit and bookkeeping keeps its last copy
+    return df.drop_duplicates(["run", "rung", "qid"], keep="last").reset_index(drop=True)

@@ -1,0 +1,126 @@
+"""The ladder's invariants on a generated bank: budgets, gold coverage, nesting, determinism, strictness."""
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+from emb_s_core import bank, ladder
+from emb_s_core.errors import EmbSError
+from emb_s_core.store import Workspace
+from tests.conftest import write_jsonl
+
+DOMAINS = ["medical", "history", "law"]
+
+
+def make_bank(folder, n_docs=900, n_queries=60, seed=1):
+    rnd = random.Random(seed)
+    words = [f"w{i}" for i in range(2000)]
+    docs = [{"doc_id": i, "text": " ".join(rnd.choice(words) for _ in range(rnd.randint(40, 400))),
+             "domain": DOMAINS[i % 3], "source": "s1" if i % 2 else "s2"} for i in range(n_docs)]
+    queries = []
+    for j in range(n_queries):
+        k = rnd.choice([1, 1, 2, 3])
+        ids = rnd.sample(range(n_docs), k + 2)
+        queries.append({"qid": f"q{j}", "text": "x", "answer": "y", "ref_ids": ids[:k],
+                        "hard_negative_ids": ids[k:], "domain": DOMAINS[j % 3]})
+    write_jsonl(folder / "documents.jsonl", docs)
+    write_jsonl(folder / "queries.jsonl", queries)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ladder")
+    bank.import_path(root / "ws", "native", make_bank(root / "bank"))
+    return Workspace(root / "ws")
+
+
+OPTS = ladder.LadderOptions(base="16K", domain_sizes=("16K", "32K", "64K"), shared_size="128K")
+
+
+def test_budgets_gold_and_nesting(ws):
+    lad = ladder.build(ws, OPTS)
+    tok = bank.token_counts(ws)
+    qs = bank.queries(ws).set_index("qid")
+    assert [r.kind for r in lad.rungs][:3] == ["domain", "mixed", "mixed"]
+    assert lad.rungs[-1].name == "full" and lad.rungs[-1].n_documents == len(tok)
+    for r in lad.rungs:
+        assert r.n_tokens == tok.loc[r.doc_ids].sum()
+        if r.budget is not None:
+            assert r.n_tokens <= r.budget, r.name
+        members = set(r.doc_ids.tolist())
+        for qid in r.qids:  # every kept query's gold is in every rung it is evaluated on
+            assert set(qs.loc[qid, "ref_ids"]) <= members, (r.name, qid)
+    for d in DOMAINS:
+        chain = [lad.rung(f"{s}/{d}") for s in ("16K", "32K", "64K")]
+        for small, big in zip(chain, chain[1:]):
+            assert set(small.doc_ids) <= set(big.doc_ids)
+        assert set(chain[0].doc_ids) <= set(lad.rung("128K").doc_ids)
+        assert set(chain[0].qids) == set(qs[qs["domain"] == d].index) & set(lad.kept.query("kept")["qid"])
+    shared = [r for r in lad.rungs if r.kind in ("shared", "global", "full")]
+    assert [r.name for r in shared] == ["128K", "256K", "full"]  # 512K would exceed this bank
+    for small, big in zip(shared, shared[1:]):
+        assert set(small.doc_ids) <= set(big.doc_ids), (small.name, big.name)
+        assert big.n_tokens > small.n_tokens
+    assert any("skipped" in m for m in lad.messages)
+
+
+def test_dropped_queries_are_reported_and_fixed(ws):
+    lad = ladder.build(ws, OPTS)
+    kept = lad.kept
+    assert (~kept["kept"]).sum() > 0  # 16K cannot hold every domain's gold
+    kept_ids = set(kept.query("kept")["qid"])
+    for r in lad.rungs:
+        assert set(r.qids) <= kept_ids
+    assert set(lad.rung("full").qids) == kept_ids
+    with pytest.raises(EmbSError, match="gold documents of domain .* more than the 16K base budget"):
+        ladder.build(ws, ladder.LadderOptions(base="16K", domain_sizes=("16K",), strict=True))
+
+
+def test_same_seed_same_hashes_other_seed_other(ws):
+    a = [r.membership_hash for r in ladder.build(ws, OPTS).rungs]
+    stored = [r.membership_hash for r in ladder.load(ws).rungs]
+    b = [r.membership_hash for r in ladder.build(ws, OPTS).rungs]
+    other = ladder.build(ws, ladder.LadderOptions(**{**OPTS.__dict__, "seed": 7}))
+    c = [r.membership_hash for r in other.rungs]
+    assert a == b == stored
+    assert len(other.rung("full").doc_ids) == len(ladder.load(ws).rung("full").doc_ids)  # full: the whole bank
+    assert all(x != y for x, y in zip(a, c))  # another seed keeps other queries and samples other documents
+
+
+def test_load_round_trips_membership(ws):
+    built = ladder.build(ws, OPTS)
+    loaded = ladder.load(ws)
+    assert loaded.names == built.names
+    for x, y in zip(built.rungs, loaded.rungs):
+        assert np.array_equal(x.doc_ids, y.doc_ids) and x.qids == y.qids and x.composition == y.composition
+
+
+def test_other_encoding_counts_once(ws):
+    lad = ladder.build(ws, ladder.LadderOptions(**{**OPTS.__dict__, "encoding": "o200k_base"}))
+    assert ws.has_table("tokens_o200k_base")
+    tok = bank.token_counts(ws, "o200k_base")
+    for r in lad.rungs:
+        if r.budget is not None:
+            assert tok.loc[r.doc_ids].sum() <= r.budget
+
+
+def test_no_ladder_yet_is_a_clear_error(tmp_path):
+    bank.import_path(tmp_path / "ws", "native", make_bank(tmp_path / "b", n_docs=30, n_queries=3))
+    with pytest.raises(EmbSError, match="has no ladder yet"):
+        ladder.load(Workspace(tmp_path / "ws"))
+    with pytest.raises(EmbSError, match="not larger than the reserve"):
+        ladder.build(Workspace(tmp_path / "ws"), ladder.LadderOptions(base="1K"))
+
+
+def test_single_domain_bank_skips_mixed_rungs_with_a_message(tmp_path):
+    folder = make_bank(tmp_path / "b", n_docs=200, n_queries=10)
+    rows = [json.loads(line) for line in (folder / "queries.jsonl").read_text().splitlines()]
+    write_jsonl(folder / "queries.jsonl", [dict(r, domain="medical") for r in rows])
+    bank.import_path(tmp_path / "ws", "native", folder)
+    lad = ladder.build(Workspace(tmp_path / "ws"), OPTS)
+    assert "32K/medical" not in lad.names
+    assert any("32K/medical skipped: no other domain's pool to mix in" in m for m in lad.messages)
