@@ -26,7 +26,7 @@ Sizes are tiktoken tokens of the rendered documents (title line + text), reached
 """
 from __future__ import annotations
 
-import json
+import numbers
 import random
 import re
 from dataclasses import dataclass
@@ -444,8 +444,8 @@ class _Generator:
                 attr = r.choice(lex.attrs)
                 best = max(e.values[attr.key] for e in picked)
                 named = [f"the {e.year} {lex.event[0]} of {s.ref} {pp(e)}" for e in picked]
-                text = (f"Of {', '.join(named[:-1])} and {named[-1]}, which had the higher {_measure(attr)}? "
-                        f"Give that figure.")
+                text = (f"Of {', '.join(named[:-1])} and {named[-1]}, which had the "
+                        f"{'higher' if len(named) == 2 else 'highest'} {_measure(attr)}? Give that figure.")
                 hn = [grid[(1, 0)].doc_id, grid[(0, 1)].doc_id, sibling.doc_id]
                 self._query(lex, task, text, fmt_number(best), [e.doc_id for e in picked], hn,
                             [str(best)] if best >= 1000 else [])
@@ -545,12 +545,13 @@ def generate(tokens: int = DEFAULT_TOKENS, seed: int = 0, encoding: str = "cl100
     Queries per domain = max(3, round(72 · tokens / DEFAULT_TOKENS)); documents are shuffled so ids carry no hint of
     which are gold.
     """
-    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < MIN_TOKENS:
+    if isinstance(tokens, bool) or not isinstance(tokens, numbers.Integral) or tokens < MIN_TOKENS:
         raise EmbSError(f"demo bank size {tokens!r} is too small or not a whole number of tokens",
                         fix=f"ask for at least {tok.format_size(MIN_TOKENS)} tokens, e.g. 1M or 10M.")
-    if isinstance(seed, bool) or not isinstance(seed, int):
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise EmbSError(f"demo seed {seed!r} is not an integer", fix="use a whole number such as 0 or 42.")
     tok.encoding(encoding)  # unknown or unavailable encodings fail here, before any work
+    tokens, seed = int(tokens), int(seed)
     gen = _Generator(seed, encoding)
     gen.build_queries(queries_per_domain(tokens))
     total = _count(gen.docs, 0, encoding)
