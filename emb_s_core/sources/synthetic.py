@@ -520,7 +520,7 @@ class _Generator:
             self._add_doc(title, w.essay(lexes, _target_words(r, 80, 600)), lex.name)
 
 
-def _verify(q: Query, docs: list[Document]) -> None:
+def _verify(q: Query, docs: list[Document] | dict[int, Document]) -> None:
     """The generator's own check that a query is what it claims: the answer is not stated by any hard negative,
     and for single-fact / comparison / bridge it is stated by a gold document (multi-split sums are stated nowhere)."""
     pat = answer_pattern(q.answer)
