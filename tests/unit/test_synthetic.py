@@ -93,6 +93,8 @@ def test_every_query_has_near_miss_hard_negatives_without_the_answer(demo):
             assert not pattern.search(render_document(hn.title, hn.text)), (q.qid, i)
             assert any(_related(_entity(hn.title), g) for g in gold_entities), (q.qid, hn.title, gold_entities)
             assert hn.domain == q.domain
+            if ":" not in hn.title:  # a person's profile: the namesake is another person
+                assert hn.title not in {docs[g].title for g in q.ref_ids}
         stated = [i for i in q.ref_ids if pattern.search(docs[i].text)]
         if q.task_type == "multi-split":  # a sum: no single document states it
             assert stated == []
