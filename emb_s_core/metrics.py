@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from emb_s_core.errors import EmbSError
 
@@ -125,21 +126,20 @@ def per_query(results: pd.DataFrame, queries: pd.DataFrame, ks: Sequence[int] = 
 
 def _padded(col: pd.Series | Iterable, rows_ok: np.ndarray | None = None) -> np.ndarray:
     """Ragged id lists → (rows × longest) int64 matrix padded with ``_PAD``; rows not ok become empty."""
-    lists = [np.empty(0, np.int64) if v is None or (isinstance(v, float) and np.isnan(v)) else np.asarray(v, np.int64)
+    lists = [_EMPTY if v is None or (isinstance(v, float) and np.isnan(v)) else np.asarray(v, np.int64)
              for v in col]
     lengths = np.fromiter((len(v) for v in lists), np.int64, len(lists))
-    if rows_ok is not None:
+    if rows_ok is not None and not rows_ok.all():
         lengths = np.where(rows_ok, lengths, 0)
         lists = [v for v, keep in zip(lists, rows_ok) if keep]
     width = int(lengths.max()) if len(lengths) else 0
     mat = np.full((len(lengths), max(width, 1)), _PAD, dtype=np.int64)
     if lengths.sum():
-        flat = np.concatenate([v for v in lists if len(v)])
-        rows = np.repeat(np.arange(len(lengths)), lengths)
-        starts = np.cumsum(lengths) - lengths
-        cols = np.arange(len(flat)) - np.repeat(starts, lengths)
-        mat[rows, cols] = flat
+        mat[np.arange(mat.shape[1])[None, :] < lengths[:, None]] = np.concatenate(lists)
     return mat
+
+
+_EMPTY = np.empty(0, np.int64)
 
 
 def _dedup(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -168,11 +168,14 @@ def _ranks(targets: np.ndarray, ranked: np.ndarray) -> np.ndarray:
 
 
 def _ragged(mat: np.ndarray, counts: np.ndarray, ok: np.ndarray) -> list:
-    """Rows of ``mat`` cut to their counts, as Python lists (None for rows that were not scored)."""
-    width = mat.shape[1]
-    mask = np.arange(width)[None, :] < counts[:, None]
-    pieces = np.split(mat[mask], np.cumsum(counts)[:-1]) if len(counts) else []
-    return [p.tolist() if keep else None for p, keep in zip(pieces, ok)]
+    """Rows of ``mat`` cut to their counts, as Python lists (None for rows that were not scored).
+
+    Built as one Arrow list array (offsets + values) so the 10⁵ small lists are made in C, not in a Python loop.
+    """
+    mask = np.arange(mat.shape[1])[None, :] < counts[:, None]
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    arr = pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(mat[mask], pa.int64()), mask=pa.array(~ok))
+    return arr.to_pylist()
 
 
 # ------------------------------------------------------------------------------------------- aggregates
@@ -227,66 +230,68 @@ def aggregate(per_query_df: pd.DataFrame, by: Sequence[str] | str = ("run", "run
     header = [*by, "metric", "value", "n", "ci_low", "ci_high", "n_ok", "n_does_not_fit", "n_error"]
     if per_query_df.empty or not cols:
         return pd.DataFrame(columns=header)
-    draws: dict[int, np.ndarray] = {}
     status = per_query_df["status"].astype(str).to_numpy() if "status" in per_query_df else None
     values_all = per_query_df[cols].to_numpy(np.float64)
-    blocks = []
     grouped = per_query_df.groupby(by, sort=False, dropna=False).indices if by else {(): np.arange(len(per_query_df))}
-    for key, idx in grouped.items():
-        key = key if isinstance(key, tuple) else (key,)
+    n_groups = len(grouped)
+    value = np.full((n_groups, len(cols)), np.nan)
+    count = np.zeros((n_groups, len(cols)), dtype=np.int64)
+    lo = np.full((n_groups, len(cols)), np.nan)
+    hi = np.full((n_groups, len(cols)), np.nan)
+    statuses = np.zeros((n_groups, 3), dtype=np.int64)
+    jobs: dict[int, list[tuple[int, list[int], np.ndarray]]] = {}  # sample size m → (group, columns, values)
+    for g, idx in enumerate(grouped.values()):
         vals = values_all[idx]
         defined = ~np.isnan(vals)
-        n = defined.sum(axis=0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = np.where(n > 0, np.nansum(vals, axis=0) / np.maximum(n, 1), np.nan)
-        lo = np.full(len(cols), np.nan)
-        hi = np.full(len(cols), np.nan)
-        if n_boot:
-            # columns with the same defined-row pattern share one resampling of those rows
-            patterns: dict[bytes, list[int]] = {}
-            for j in range(len(cols)):
-                if n[j]:
-                    patterns.setdefault(defined[:, j].tobytes(), []).append(j)
-            for js in patterns.values():
-                sub = vals[defined[:, js[0]]][:, js]
-                boot = _boot_means(sub, n_boot, seed, draws)
-                lo[js], hi[js] = np.percentile(boot, [2.5, 97.5], axis=0)
+        count[g] = defined.sum(axis=0)
+        value[g] = np.where(count[g] > 0, np.where(defined, vals, 0.0).sum(axis=0) / np.maximum(count[g], 1), np.nan)
         st = status[idx] if status is not None else np.full(len(idx), OK)
-        counts = (int((st == OK).sum()), int((st == "does_not_fit").sum()), int((st == "error").sum()))
-        block = pd.DataFrame({"metric": [_display(c) for c in cols], "value": mean, "n": n.astype(np.int64),
-                              "ci_low": lo, "ci_high": hi})
-        for name, v in zip(by, key):
-            block.insert(by.index(name), name, [v] * len(cols))
-        block["n_ok"], block["n_does_not_fit"], block["n_error"] = counts
-        blocks.append(block)
-    return pd.concat(blocks, ignore_index=True)[header]
+        statuses[g] = ((st == OK).sum(), (st == "does_not_fit").sum(), (st == "error").sum())
+        if not n_boot:
+            continue
+        patterns: dict[bytes, list[int]] = {}  # columns defined on the same rows share one resampling
+        for j in np.flatnonzero(count[g]):
+            patterns.setdefault(defined[:, j].tobytes(), []).append(int(j))
+        for js in patterns.values():
+            sub = vals[defined[:, js[0]]][:, js]
+            jobs.setdefault(len(sub), []).append((g, js, sub))
+    for m, todo in jobs.items():  # one count matrix per sample size, one product for every group of that size
+        boot = _boot_means(np.hstack([sub for _, _, sub in todo]), n_boot, seed)
+        pct = np.percentile(boot, [2.5, 97.5], axis=0)
+        at = 0
+        for g, js, _ in todo:
+            lo[g, js], hi[g, js] = pct[0, at:at + len(js)], pct[1, at:at + len(js)]
+            at += len(js)
+    out = pd.DataFrame({"metric": np.tile([_display(c) for c in cols], n_groups), "value": value.ravel(),
+                        "n": count.ravel(), "ci_low": lo.ravel(), "ci_high": hi.ravel()})
+    keys = [k if isinstance(k, tuple) else (k,) for k in grouped]
+    for pos, name in enumerate(by):
+        out.insert(pos, name, np.repeat(np.array([k[pos] for k in keys], dtype=object), len(cols)))
+    for j, name in enumerate(("n_ok", "n_does_not_fit", "n_error")):
+        out[name] = np.repeat(statuses[:, j], len(cols))
+    return out[header]
 
 
 _CELLS = 20_000_000  # largest count matrix built at once (160 MB); bigger ones go in chunks of replicates
 
 
-def _boot_means(values: np.ndarray, n_boot: int, seed: int, cache: dict | None = None) -> np.ndarray:
+def _boot_means(values: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
     """Bootstrap means (n_boot × columns) of the rows of ``values`` (m × columns).
 
     Each chunk of replicates is a count matrix C (replicates × m, C[b, i] = times item i is drawn in replicate b),
-    so means = C @ values / m is one BLAS product. The draws depend only on (seed, m); count matrices small enough
-    are cached by m in ``cache`` and reused for every group of the same size.
+    so means = C @ values / m is one BLAS product for all columns at once. The draws depend only on (seed, m), so a
+    group's interval is the same whichever other groups share the call.
     """
     m = len(values)
-    if cache is not None and m in cache:
-        return cache[m] @ values / m
     rng = np.random.default_rng([seed, m])
     step = max(1, _CELLS // m)
-    parts, mats = [], []
+    parts = []
     for start in range(0, n_boot, step):
         size = min(step, n_boot - start)
         draws = rng.integers(0, m, size=(size, m))
         flat = (np.arange(size)[:, None] * m + draws).ravel()
         counts = np.bincount(flat, minlength=size * m).reshape(size, m).astype(np.float64)
         parts.append(counts @ values / m)
-        mats.append(counts)
-    if cache is not None and len(mats) == 1:
-        cache[m] = mats[0]
     return np.concatenate(parts, axis=0)
 
 
