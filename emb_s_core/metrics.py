@@ -39,6 +39,7 @@ KS: tuple[int, ...] = (1, 5, 10, 20, 50, 100)
 METRIC_NAMES = ("R@1", "SR@K", "FR@K", "MRR", "nDCG@10", "HN-intrusion")
 OK = "ok"  # same value as runs.OK; kept here so metrics does not import the store layer
 _PAD = np.iinfo(np.int64).min  # never a doc id: pads ragged id lists into matrices
+_ROWS = 16384  # result rows scored at once by per_query
 _BLOCK = 4096  # rows per block for the (rows × gold × list) comparison: bounds memory at ~40 MB
 _QUERY_COLUMNS = ("domain", "task_type", "source")
 _HN_COLUMN = "hn_intrusion"
@@ -72,6 +73,9 @@ def per_query(results: pd.DataFrame, queries: pd.DataFrame, ks: Sequence[int] = 
             where=f"run {bad['run']!r}, rung {bad['rung']!r}",
             fix="import the queries the run was made for, or delete the run (`emb-s runs delete NAME`).",
         )
+    if len(results) > _ROWS:  # bounded memory and cache-sized matrices: score in slices of rows
+        return pd.concat([per_query(results.iloc[i:i + _ROWS], qs, ks) for i in range(0, len(results), _ROWS)],
+                         ignore_index=True)
     status = (results["status"].fillna(OK).astype(str).to_numpy() if "status" in results.columns
               else np.full(len(results), OK, dtype=object))
     ok = status == OK
@@ -297,13 +301,14 @@ def _boot_means(values: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
 
 # ------------------------------------------------------------------------------------------- paired test
 def paired_test(per_query_df: pd.DataFrame, run_a: str, run_b: str, rung: str, metric: str,
-                n_resamples: int = 10000, seed: int = 0) -> dict:
+                n_resamples: int = 10000, seed: int = 0, n_boot: int = 2000) -> dict:
     """Compare two runs on one rung over the queries both have a value for (paired, never two unpaired means).
 
     d_q = metric_a(q) − metric_b(q); ``delta`` = mean(d). ``p_value``: two-sided sign-flip randomization test,
-    p = (1 + #{s : |mean(s·d)| ≥ |mean(d)|}) / (1 + S) over S random sign vectors s ∈ {±1}^n (exact enumeration of
-    all 2^n sign vectors when 2^n ≤ n_resamples, then p = #{…}/2^n). ``ci_low``/``ci_high``: paired bootstrap 95%
-    percentile interval of mean(d). wins/losses/ties count d > 0, d < 0, d = 0.
+    p = (1 + #{s : |mean(s·d)| ≥ |mean(d)|}) / (1 + S) over S = n_resamples random sign vectors s ∈ {±1}^n (exact
+    enumeration of all 2^m sign vectors of the m non-zero differences when 2^m ≤ n_resamples, then
+    p = #{…}/2^m). ``ci_low``/``ci_high``: paired bootstrap 95% percentile interval of mean(d) from ``n_boot``
+    resamples of the queries. wins/losses/ties count d > 0, d < 0, d = 0.
     """
     cols = metric_columns(per_query_df, [metric])
     if len(cols) != 1:
@@ -328,22 +333,30 @@ def paired_test(per_query_df: pd.DataFrame, run_a: str, run_b: str, rung: str, m
               "wins": int((d > 0).sum()), "losses": int((d < 0).sum()), "ties": int((d == 0).sum()), "test": test}
     if n == 0:
         return result
-    observed = abs(d.mean())
-    tol = 1e-12 * max(1.0, observed)
-    if n <= 30 and 2 ** n <= n_resamples:
-        signs = 1 - 2 * ((np.arange(2 ** n)[:, None] >> np.arange(n)[None, :]) & 1)
-        stats = np.abs(signs @ d) / n
-        result["p_value"] = float((stats >= observed - tol).mean())
+    # queries with d = 0 flip to themselves: dropping them changes no statistic, only the cost
+    nz = d[d != 0]
+    observed = abs(nz.sum())
+    tol = 1e-9 * max(1.0, observed)
+    if len(nz) == 0:
+        result["p_value"] = 1.0
+    elif 2 ** min(len(nz), 63) <= n_resamples:
+        signs = 1 - 2 * ((np.arange(2 ** len(nz))[:, None] >> np.arange(len(nz))[None, :]) & 1)
+        result["p_value"] = float((np.abs(signs @ nz) >= observed - tol).mean())
         result["test"] = test.replace("randomization", "randomization (exact)")
     else:
         rng = np.random.default_rng([seed, n, 1])
+        step = max(1, _CELLS // 4 // len(nz))
         hits = 0
-        for start in range(0, n_resamples, max(1, 2_000_000 // n)):
-            size = min(max(1, 2_000_000 // n), n_resamples - start)
-            signs = rng.integers(0, 2, size=(size, n), dtype=np.int8) * 2 - 1
-            hits += int((np.abs(signs @ d) / n >= observed - tol).sum())
+        for start in range(0, n_resamples, step):
+            size = min(step, n_resamples - start)
+            flips = rng.random((size, len(nz)), dtype=np.float32) < 0.5
+            stats = np.abs(nz.sum() - 2.0 * (flips @ nz))  # Σ s·d with s = −1 where flipped
+            hits += int((stats >= observed - tol).sum())
         result["p_value"] = (hits + 1) / (n_resamples + 1)
-    boot = _boot_means(d[:, None], min(n_resamples, 10000), seed)[:, 0]
+    rng = np.random.default_rng([seed, n, 2])
+    step = max(1, _CELLS // 4 // n)
+    boot = np.concatenate([d[rng.integers(0, n, size=(min(step, n_boot - s), n))].mean(axis=1)
+                           for s in range(0, n_boot, step)])
     result["ci_low"], result["ci_high"] = (float(x) for x in np.percentile(boot, [2.5, 97.5]))
     return result
 
