@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import random
 
 import numpy as np
 import pandas as pd
@@ -12,33 +11,14 @@ from emb_s_core import bank, ladder, metrics, report, runs
 from emb_s_core.cli import main
 from emb_s_core.errors import EmbSError
 from emb_s_core.store import Workspace
-from tests.conftest import write_jsonl
-
-DOMAINS = ["law", "medicine"]
-
-
-def make_bank(folder, n_docs=160, n_queries=24, seed=2):
-    rnd = random.Random(seed)
-    words = [f"w{i}" for i in range(500)]
-    docs = [{"doc_id": i, "text": " ".join(rnd.choice(words) for _ in range(rnd.randint(20, 80))),
-             "domain": DOMAINS[i % 2]} for i in range(n_docs)]
-    qs = []
-    for j in range(n_queries):
-        k = rnd.choice([1, 1, 2, 3])
-        ids = rnd.sample([i for i in range(n_docs) if i % 2 == j % 2], k + 1)
-        qs.append({"qid": f"q{j:02d}", "text": "x", "answer": "y", "ref_ids": ids[:k], "hard_negative_ids": ids[k:],
-                   "domain": DOMAINS[j % 2], "task_type": "multi" if k > 1 else "single"})
-    write_jsonl(folder / "documents.jsonl", docs)
-    write_jsonl(folder / "queries.jsonl", qs)
-    return folder
-
+from tests.unit.test_ladder import DOMAINS, make_bank
 
 @pytest.fixture(scope="module")
 def ws(tmp_path_factory):
     root = tmp_path_factory.mktemp("report")
-    bank.import_path(root / "ws", "native", make_bank(root / "bank"))
+    bank.import_path(root / "ws", "native", make_bank(root / "bank", n_docs=150, n_queries=24))
     w = Workspace(root / "ws")
-    lad = ladder.build(w, ladder.LadderOptions(base="4K", domain_sizes=("4K", "8K"), shared_size="8K"))
+    lad = ladder.build(w, ladder.LadderOptions(base="8K", domain_sizes=("8K", "16K"), shared_size="24K"))
     qs = bank.queries(w).set_index("qid")
     rng = np.random.default_rng(0)
     for name in ("oracle", "shuffle", "llm"):
@@ -51,7 +31,7 @@ def ws(tmp_path_factory):
             rows["oracle"].append({"rung": rung.name, "qid": qid, "doc_ids": gold + others[:19]})
             rows["shuffle"].append({"rung": rung.name, "qid": qid,
                                     "doc_ids": [int(d) for d in rng.permutation(rung.doc_ids)[:20]]})
-            fits = rung.n_tokens <= 8192
+            fits = rung.n_tokens <= 16384
             rows["llm"].append({"rung": rung.name, "qid": qid, "doc_ids": others[:2] + gold if fits else [],
                                 "scores": None, "status": runs.OK if fits else runs.DOES_NOT_FIT,
                                 "detail": None if fits else {"tokens": rung.n_tokens}})
@@ -71,7 +51,7 @@ def test_report_rows_every_run_and_rung_in_ladder_order(ws):
     assert (oracle["n"].to_numpy() == [len(r.qids) for r in lad.rungs]).all()
     llm = df[(df["run"] == "llm") & (df["metric"] == "SR@10")].set_index("rung")
     for r in lad.rungs:  # a rung that does not fit is NaN with n = 0, never a zero
-        if r.n_tokens > 8192:
+        if r.n_tokens > 16384:
             assert np.isnan(llm.loc[r.name, "value"]) and llm.loc[r.name, "n"] == 0
             assert llm.loc[r.name, "n_does_not_fit"] == len(r.qids)
         else:
@@ -83,8 +63,8 @@ def test_report_rows_every_run_and_rung_in_ladder_order(ws):
 def test_breakdown_by_domain_adds_up(ws):
     df = report.rows(ws, runs=["shuffle"], metric_names=["SR@10"], by=["domain"], n_boot=0)
     whole = report.rows(ws, runs=["shuffle"], metric_names=["SR@10"], n_boot=0)
-    shared = whole[whole["rung"] == "8K"].iloc[0]
-    parts = df[df["rung"] == "8K"]
+    shared = whole[whole["rung"] == "24K"].iloc[0]
+    parts = df[df["rung"] == "24K"]
     assert set(parts["domain"]) == set(DOMAINS) and parts["n"].sum() == shared["n"]
     assert (parts["value"] * parts["n"]).sum() / parts["n"].sum() == pytest.approx(shared["value"])
 
@@ -116,7 +96,7 @@ def test_cli_report_formats_and_out(ws, tmp_path, capsys):
     assert main(["report", "-w", str(ws.path), "--metrics", "FR@10", "--by", "domain", "--n-boot", "0",
                  "--out", str(tmp_path / "t.tex")]) == 0
     tex = (tmp_path / "t.tex").read_text()
-    assert r"\toprule" in tex and "64K" not in tex and r"4K/law" in tex
+    assert r"\toprule" in tex and r"8K/law" in tex and r"FR@10" in tex
     assert main(["report", "-w", str(ws.path), "--runs", "llm", "--metrics", "SR@10", "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert any(r["value"] is None and r["n"] == 0 for r in rows)
