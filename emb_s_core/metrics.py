@@ -353,6 +353,7 @@ def paired_test(per_query_df: pd.DataFrame, run_a: str, run_b: str, rung: str, m
             stats = np.abs(nz.sum() - 2.0 * (flips @ nz))  # Σ s·d with s = −1 where flipped
             hits += int((stats >= observed - tol).sum())
         result["p_value"] = (hits + 1) / (n_resamples + 1)
+        result["test"] = test.replace("randomization", f"randomization ({n_resamples:,} random sign vectors)")
     rng = np.random.default_rng([seed, n, 2])
     step = max(1, _CELLS // 4 // n)
     boot = np.concatenate([d[rng.integers(0, n, size=(min(step, n_boot - s), n))].mean(axis=1)

@@ -74,5 +74,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             "ties"]
     _emit(df[cols], args.format, None)
     if args.format == "table":
-        print(f"\n{df['test'].iloc[0]}; delta = {args.run_a} − {args.run_b}")
+        print(f"\ndelta = {args.run_a} − {args.run_b} over the queries both scored (n = 0: none, e.g. does not fit)")
+        for test in dict.fromkeys(df["test"]):
+            print(f"test: {test}")
     return 0
