@@ -39,6 +39,7 @@ KS: tuple[int, ...] = (1, 5, 10, 20, 50, 100)
 METRIC_NAMES = ("R@1", "SR@K", "FR@K", "MRR", "nDCG@10", "HN-intrusion")
 OK = "ok"  # same value as runs.OK; kept here so metrics does not import the store layer
 _PAD = np.iinfo(np.int64).min  # never a doc id: pads ragged id lists into matrices
+_EXACT_MAX = 24  # at most 2^24 sign vectors are enumerated for an exact p-value
 _ROWS = 16384  # result rows scored at once by per_query
 _BLOCK = 4096  # rows per block for the (rows × gold × list) comparison: bounds memory at ~40 MB
 _QUERY_COLUMNS = ("domain", "task_type", "source")
@@ -306,7 +307,7 @@ def paired_test(per_query_df: pd.DataFrame, run_a: str, run_b: str, rung: str, m
 
     d_q = metric_a(q) − metric_b(q); ``delta`` = mean(d). ``p_value``: two-sided sign-flip randomization test,
     p = (1 + #{s : |mean(s·d)| ≥ |mean(d)|}) / (1 + S) over S = n_resamples random sign vectors s ∈ {±1}^n (exact
-    enumeration of all 2^m sign vectors of the m non-zero differences when 2^m ≤ n_resamples, then
+    enumeration of all 2^m sign vectors of the m non-zero differences when 2^m ≤ n_resamples and m ≤ 24, then
     p = #{…}/2^m). ``ci_low``/``ci_high``: paired bootstrap 95% percentile interval of mean(d) from ``n_boot``
     resamples of the queries. wins/losses/ties count d > 0, d < 0, d = 0.
     """
@@ -339,9 +340,13 @@ def paired_test(per_query_df: pd.DataFrame, run_a: str, run_b: str, rung: str, m
     tol = 1e-9 * max(1.0, observed)
     if len(nz) == 0:
         result["p_value"] = 1.0
-    elif 2 ** min(len(nz), 63) <= n_resamples:
-        signs = 1 - 2 * ((np.arange(2 ** len(nz))[:, None] >> np.arange(len(nz))[None, :]) & 1)
-        result["p_value"] = float((np.abs(signs @ nz) >= observed - tol).mean())
+    elif len(nz) <= _EXACT_MAX and 2 ** len(nz) <= n_resamples:
+        m, hits = len(nz), 0
+        for start in range(0, 2 ** m, 2 ** 16):  # enumerate the sign vectors 65,536 at a time
+            codes = np.arange(start, min(start + 2 ** 16, 2 ** m))
+            flips = ((codes[:, None] >> np.arange(m)[None, :]) & 1).astype(np.float64)
+            hits += int((np.abs(nz.sum() - 2.0 * (flips @ nz)) >= observed - tol).sum())
+        result["p_value"] = hits / 2 ** m
         result["test"] = test.replace("randomization", "randomization (exact)")
     else:
         rng = np.random.default_rng([seed, n, 1])

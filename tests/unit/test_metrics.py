@@ -287,3 +287,21 @@ def test_paired_test_uses_only_queries_both_have_and_rejects_bad_names():
         metrics.paired_test(pq, "A", "B", "x", "SR@1")
     with pytest.raises(EmbSError, match="one metric"):
         metrics.paired_test(metrics.per_query(RS, QS), "r", "r", "g", "SR@K")
+
+
+def test_row_slices_and_blocks_do_not_change_results(monkeypatch):
+    qs, rs = random_case(seed=13, n_q=70)
+    rs.loc[rs.index[::9], "status"] = "does_not_fit"
+    whole = metrics.per_query(rs, qs)
+    monkeypatch.setattr(metrics, "_ROWS", 16)
+    monkeypatch.setattr(metrics, "_BLOCK", 5)
+    sliced = metrics.per_query(rs, qs)
+    pd.testing.assert_frame_equal(whole, sliced)
+
+
+def test_sampled_p_value_is_close_to_the_exact_one():
+    pq = two_runs(24, 0.6, 0.4, seed=21)
+    exact = metrics.paired_test(pq, "A", "B", "g", "SR@1", n_resamples=2 ** 24)
+    sampled = metrics.paired_test(pq, "A", "B", "g", "SR@1", n_resamples=20000)
+    assert "exact" in exact["test"] and "random" in sampled["test"]
+    assert sampled["p_value"] == pytest.approx(exact["p_value"], abs=0.01)
