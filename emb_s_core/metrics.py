@@ -311,6 +311,9 @@ def paired_test(per_query_df: pd.DataFrame, run_a: str, run_b: str, rung: str, m
     p = #{…}/2^m). ``ci_low``/``ci_high``: paired bootstrap 95% percentile interval of mean(d) from ``n_boot``
     resamples of the queries. wins/losses/ties count d > 0, d < 0, d = 0.
     """
+    if n_resamples < 1 or n_boot < 1:
+        raise EmbSError(f"n_resamples and n_boot must be ≥ 1, got {n_resamples} and {n_boot}",
+                        fix="pass e.g. --n-resamples 10000.")
     cols = metric_columns(per_query_df, [metric])
     if len(cols) != 1:
         raise EmbSError(f"paired test needs one metric, {metric!r} names {len(cols)}", fix="pass e.g. SR@10.")

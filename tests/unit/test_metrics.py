@@ -285,6 +285,8 @@ def test_paired_test_uses_only_queries_both_have_and_rejects_bad_names():
         metrics.paired_test(pq, "A", "C", "g", "SR@1")
     with pytest.raises(EmbSError, match="no results on rung 'x'"):
         metrics.paired_test(pq, "A", "B", "x", "SR@1")
+    with pytest.raises(EmbSError, match="n_resamples and n_boot must be"):
+        metrics.paired_test(pq, "A", "B", "g", "SR@1", n_resamples=0)
     with pytest.raises(EmbSError, match="one metric"):
         metrics.paired_test(metrics.per_query(RS, QS), "r", "r", "g", "SR@K")
 
