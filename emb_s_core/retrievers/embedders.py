@@ -121,7 +121,8 @@ _ST_LOCK = threading.Lock()
 @lru_cache(maxsize=8)
 def _load_st(name_or_path: str):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    if not Path(name_or_path).expanduser().exists() and "/" not in name_or_path:
+    looks_like_path = name_or_path.startswith(("/", ".", "~")) or name_or_path.count("/") != 1
+    if not Path(name_or_path).expanduser().exists() and looks_like_path:  # "org/name" may be in the HF cache
         raise EmbSError(f"embedding model {name_or_path!r} not found (no such folder)",
                         fix="pass a sentence-transformers model folder, or dense:minilm-l6 / dense:minilm-l3.")
     from sentence_transformers import SentenceTransformer
