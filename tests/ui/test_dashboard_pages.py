@@ -1,0 +1,191 @@
+"""AppTest for every dashboard page on a real small workspace: no exception, the figures, tables and controls are
+there, and the view state survives the URL round trip."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from conftest import REPO
+from emb_s_core.store import Workspace
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def run_page(page: str, params: dict | None = None) -> AppTest:
+    """Open ``page`` through app.py's navigation (as a browser does), with ``params`` in the URL."""
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    for k, v in (params or {}).items():
+        at.query_params[k] = v
+    if page != "1_Home.py":
+        at.switch_page(f"pages/{page}")
+    return at.run()
+
+
+def plotly_specs(at: AppTest) -> list[dict]:
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.message for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_home_shows_bank_summary(app_env):
+    at = run_page("1_Home.py", {"ws": str(app_env)})
+    assert_clean(at)
+    labels = {m.label: m.value for m in at.metric}
+    assert labels["Documents"] == "300"
+    assert labels["Runs"] == "5"
+    assert labels["Rungs"] == "12"
+    assert int(labels["Queries"]) == 30
+    assert len(at.dataframe) >= 3
+
+
+def test_home_without_workspace_explains_what_to_do(monkeypatch, tmp_path):
+    monkeypatch.setenv("EMB_S_DATA", str(tmp_path / "empty"))
+    at = run_page("1_Home.py")
+    assert not at.exception
+    text = " ".join(str(x.value) for x in list(at.warning) + list(at.info))
+    assert "demo" in text.lower() or "emb-s import" in text
+
+
+def test_deleted_workspace_is_a_message_not_a_traceback(app_env, tmp_path):
+    gone = tmp_path / "gone"
+    for page in ("1_Home.py", "2_Overview.py", "3_Query_drilldown.py", "4_Compare.py", "5_Ladder.py"):
+        at = run_page(page, {"ws": str(gone)})
+        assert not at.exception, page
+        assert at.error and "no EMB-S workspace" in at.error[0].value, page
+
+
+def test_overview_heatmap_marks_cells_that_could_not_run(app_env):
+    at = run_page("2_Overview.py", {"ws": str(app_env), "metric": "SR@K", "k": "10", "x": "rung"})
+    assert_clean(at)
+    specs = plotly_specs(at)
+    assert len(specs) == 2  # heatmap + curves
+    heat = specs[0]["data"]
+    values = heat[1]["z"]
+    text = heat[1]["text"]
+    runs = heat[1]["y"]
+    rungs = heat[1]["x"]
+    assert len(rungs) == 12 and "longctx" in runs and "partial" in runs
+    lc = runs.index("longctx")
+    assert text[lc][-1] == "does not fit" and values[lc][-1] is None  # NaN travels as null, never 0
+    pa = runs.index("partial")
+    assert text[pa][0] == "not run" and values[pa][0] is None
+    ov = runs.index("overlap")
+    assert all(v is not None and 0.0 <= v <= 1.0 for v in values[ov])
+    assert "n = %{customdata[0]}" in heat[1]["hovertemplate"]
+    assert len(at.dataframe) == 1
+    assert at.selectbox(key="url_metric").value == "SR@K"
+
+
+def test_overview_filters_and_empty_result(app_env):
+    at = run_page("2_Overview.py", {"ws": str(app_env), "sources": "multi", "x": "scale"})
+    assert_clean(at)
+    heat = plotly_specs(at)[0]["data"][1]
+    assert heat["x"][:3] == ["1K", "2K", "4K"]
+    at = run_page("2_Overview.py", {"ws": str(app_env), "domain": "history", "task": "nonexistent-task"})
+    assert not at.exception
+    # an unknown task in the URL is dropped: the view falls back to all tasks and still draws
+    assert plotly_specs(at)
+
+
+def test_overview_url_round_trip(app_env):
+    params = {"ws": str(app_env), "metric": "FR@K", "k": "5", "runs": "overlap,overlap-idf", "x": "rung",
+              "sources": "multi"}
+    at = run_page("2_Overview.py", params)
+    assert_clean(at)
+    assert at.selectbox(key="url_metric").value == "FR@K"
+    assert at.selectbox(key="url_k").value == "5"
+    assert at.multiselect(key="url_runs").value == ["overlap", "overlap-idf"]
+    assert plotly_specs(at)[0]["data"][1]["y"] == ["overlap", "overlap-idf"]
+    # change a control: the URL follows, and a fresh session opened on that URL shows the same view
+    at.selectbox(key="url_metric").set_value("MRR").run()
+    saved = {k: at.query_params[k] for k in at.query_params}
+    assert saved["metric"] == "MRR" and saved["runs"] == "overlap,overlap-idf"
+    again = run_page("2_Overview.py", saved)
+    assert again.selectbox(key="url_metric").value == "MRR"
+    assert again.multiselect(key="url_runs").value == ["overlap", "overlap-idf"]
+    assert plotly_specs(again)[0]["layout"]["title"]["text"].startswith("MRR")
+
+
+def test_overview_without_runs(tmp_path, monkeypatch):
+    from dashboard_factory import make_bank
+    from emb_s_core import bank, ladder
+
+    src = make_bank(tmp_path / "bank", n_queries=6, n_docs=40)
+    bank.import_path(tmp_path / "ws", "native", src)
+    ws = Workspace(tmp_path / "ws")
+    ladder.build(ws, ladder.LadderOptions(base="1K", domain_sizes=("1K", "2K"), reserve=64))
+    monkeypatch.setenv("EMB_S_DATA", str(tmp_path / "none"))
+    for page in ("2_Overview.py", "4_Compare.py", "5_Ladder.py", "3_Query_drilldown.py"):
+        at = run_page(page, {"ws": str(tmp_path / "ws")})
+        assert not at.exception, page
+        assert not at.error, page
+    at = run_page("2_Overview.py", {"ws": str(tmp_path / "ws")})
+    assert "no runs yet" in at.info[0].value
+
+
+def test_drilldown_walks_failures(app_env):
+    at = run_page("3_Query_drilldown.py", {"ws": str(app_env), "run": "overlap", "rung": "full",
+                                           "metric": "SR@K", "k": "1"})
+    assert_clean(at)
+    fails = at.selectbox(key="fail_pick")
+    assert fails.options, "the overlap run has failures at SR@1 on the full rung"
+    qid = at.query_params["q"]
+    assert qid and qid in fails.value
+    ranks = at.dataframe[0].value
+    assert {"doc_id", "role"} <= set(ranks.columns) and "overlap · full" in ranks.columns
+    top = at.dataframe[1].value
+    assert list(top.columns[:3]) == ["rank", "doc_id", "mark"] and len(top) == 10
+    assert set(top["mark"]) <= {"gold", "hard negative", "other"}
+    # the side-by-side diff is escaped text with <mark> highlights
+    html_blocks = [m.value for m in at.markdown if "emb-doc" in m.value]
+    assert len(html_blocks) == 2 and "<mark>" in html_blocks[0]
+
+
+def test_drilldown_search_and_escaping(app_env, tmp_path):
+    at = run_page("3_Query_drilldown.py", {"ws": str(app_env), "by": "search", "find": "q0003"})
+    assert_clean(at)
+    assert at.selectbox(key="search_pick").value == "q0003"
+    assert at.query_params["q"] == "q0003"
+    at = run_page("3_Query_drilldown.py", {"ws": str(app_env), "by": "search", "find": "no such words zz"})
+    assert not at.exception
+    assert any("No query" in w.value for w in at.warning)
+
+
+def test_compare_paired_tests(app_env):
+    at = run_page("4_Compare.py", {"ws": str(app_env), "a": "overlap", "b": "overlap-idf", "metric": "SR@K",
+                                   "k": "10"})
+    assert_clean(at)
+    tests = at.dataframe[0].value
+    assert {"delta", "p_value", "ci_low", "ci_high", "n", "wins", "losses", "ties"} <= set(tests.columns)
+    assert len(tests) == 12
+    assert ((tests["p_value"] > 0) & (tests["p_value"] <= 1)).all()
+    assert (tests["wins"] + tests["losses"] + tests["ties"] == tests["n"]).all()
+    assert len(plotly_specs(at)) == 2
+    # partial only has the shared rungs: the comparison keeps the common ones and says so
+    at = run_page("4_Compare.py", {"ws": str(app_env), "a": "overlap", "b": "partial"})
+    assert_clean(at)
+    assert len(at.dataframe[0].value) == 3
+    assert any("left out" in c.value for c in at.caption)
+
+
+def test_ladder_page(app_env):
+    at = run_page("5_Ladder.py", {"ws": str(app_env), "run": "overlap"})
+    assert_clean(at)
+    assert len(at.dataframe[0].value) == 12
+    specs = plotly_specs(at)
+    assert len(specs) == 2
+    names = [t["name"] for t in specs[1]["data"]]
+    assert names[0].startswith("8K") and names[1].startswith("full")
+
+
+def test_app_navigation_discovers_pages(app_env):
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at.query_params["ws"] = str(app_env)
+    at.run()
+    assert not at.exception
+    assert at.title[0].value == "EMB-S Diagnostics"  # Home is the default page
