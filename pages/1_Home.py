@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 
 import pandas as pd
 import streamlit as st
@@ -14,23 +15,27 @@ st.caption("Evidence access under semantic interference — after EverMemBench-S
 
 
 def build_demo() -> None:
-    """Build the demo workspace with a visible progress bar (emb_s_core.demo, when that part is present)."""
-    try:
-        demo = importlib.import_module("emb_s_core.demo")
-    except ImportError:
-        st.warning("The demo builder (`emb_s_core.demo`) is not part of this installation yet, so no demo "
-                   "workspace can be built here. Create a workspace with "
-                   "`emb-s import --format native PATH --workspace data/NAME`, build its ladder with "
-                   "`emb-s ladder build --workspace data/NAME`, and reload.")
-        st.stop()
+    """Build the demo workspace with a visible progress bar (``emb_s_core.demo``), then show it.
+
+    ``EMB_S_DEMO_TOKENS`` sets a smaller bank (tests and quick looks); the default is the demo's own size.
+    """
     bar = st.progress(0.0, text="Building the demo workspace…")
 
     def progress(stage: str, fraction: float) -> None:
         bar.progress(min(max(float(fraction), 0.0), 1.0), text=f"Building the demo workspace: {stage}")
 
     target = data.data_dir() / "demo"
-    with widgets.guard():
-        demo.build(target, progress=progress)
+    tokens = int(os.environ["EMB_S_DEMO_TOKENS"]) if os.environ.get("EMB_S_DEMO_TOKENS") else None
+    try:
+        demo = importlib.import_module("emb_s_core.demo")
+        with widgets.guard():
+            demo.build(target, tokens=tokens, progress=progress)
+    except ImportError as exc:
+        bar.empty()
+        st.warning(f"The demo workspace cannot be built in this installation ({exc}). Create a workspace with "
+                   "`emb-s import --format native PATH --workspace data/NAME`, build its ladder with "
+                   "`emb-s ladder build --workspace data/NAME`, and reload.")
+        st.stop()
     bar.progress(1.0, text="Demo workspace ready.")
     state.put(ws=str(target))
     st.rerun()

@@ -3,7 +3,7 @@
 weightings, so runs differ), one long-context-like run that does not fit the large rungs, and one run missing rungs.
 
 Why synthetic: the tests must run anywhere (no ../shared/data) and fast; the text is built so that hard negatives
-share most words with their gold document, which is what makes rankings fail in interesting ways.
+share most words with their gold document and queries carry noise words, which is what makes rankings fail in interesting ways.
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def _write(path: Path, rows: list[dict]) -> None:
 def make_bank(folder: Path, n_queries: int = 30, n_docs: int = 300, seed: int = 0, doc_words: int = 30) -> Path:
     """Documents and queries (about a third multi-source, most with a hard negative) in native JSONL."""
     rng = np.random.default_rng(seed)
-    vocab = {d: [f"{d[:3]}{i}" for i in range(400)] for d in DOMAINS}
+    vocab = {d: [f"{d[:3]}{i}" for i in range(150)] for d in DOMAINS}
     common = [f"w{i}" for i in range(200)]
     docs, queries = [], []
 
@@ -44,7 +44,7 @@ def make_bank(folder: Path, n_queries: int = 30, n_docs: int = 300, seed: int = 
     next_id = 1
     for qi in range(n_queries):
         domain = DOMAINS[qi % len(DOMAINS)]
-        n_gold = 2 if qi % 3 == 0 else 1
+        n_gold = 2 if (qi // 3) % 3 == 0 else 1
         gold_ids, gold_words = [], []
         for _ in range(n_gold):
             words = text(domain)
@@ -54,15 +54,16 @@ def make_bank(folder: Path, n_queries: int = 30, n_docs: int = 300, seed: int = 
             gold_words.append(words)
             next_id += 1
         negs = []
-        if qi % 4 != 3:  # near-miss: the first gold document with a third of its words replaced
+        if qi % 4 != 3:  # near-miss: the first gold document with a fifth of its words replaced
             words = list(gold_words[0])
-            for j in rng.choice(len(words), len(words) // 3, replace=False):
+            for j in rng.choice(len(words), len(words) // 5, replace=False):
                 words[j] = str(rng.choice(vocab[domain]))
             docs.append({"doc_id": next_id, "title": f"{domain} topic {next_id}", "text": " ".join(words),
                          "domain": domain, "source": SOURCES[int(rng.integers(len(SOURCES)))]})
             negs.append(next_id)
             next_id += 1
-        q_words = [str(w) for g in gold_words for w in rng.choice(g, 6, replace=False)]
+        q_words = [str(w) for g in gold_words for w in rng.choice(g, 3, replace=False)]
+        q_words += [str(w) for w in rng.choice(vocab[domain], 3)] + [str(w) for w in rng.choice(common, 3)]  # words no gold document has: noise
         queries.append({"qid": f"q{qi:04d}", "text": "what about " + " ".join(q_words) + "?",
                         "answer": f"answer {qi}", "ref_ids": gold_ids, "hard_negative_ids": negs,
                         "domain": domain, "task_type": "comparison" if n_gold > 1 else "fact"})
@@ -105,6 +106,7 @@ def overlap_runs(ws: Workspace, n_runs: int = 3, k: int = 100, batch: int = 2000
         name = ["overlap", "overlap-idf", "overlap-idf2", "overlap-idf3", "overlap-idf4"][variant]
         runs.create_run(ws, name, "retriever", f"word-overlap:idf^{variant}", {"idf_power": variant, "k": k})
         scores = (Q @ sp.diags(idf ** variant) @ D.T).toarray()
+        scores += np.random.default_rng(variant).uniform(0, 1e-3, scores.shape)  # seeded tie-breaking
         rows = []
         for rung in lad.rungs:
             mask = np.isin(doc_ids, rung.doc_ids)

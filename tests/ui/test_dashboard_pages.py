@@ -130,10 +130,10 @@ def test_overview_without_runs(tmp_path, monkeypatch):
 
 def test_drilldown_walks_failures(app_env):
     at = run_page("3_Query_drilldown.py", {"ws": str(app_env), "run": "overlap", "rung": "full",
-                                           "metric": "SR@K", "k": "1"})
+                                           "metric": "R@1"})
     assert_clean(at)
     fails = at.selectbox(key="fail_pick")
-    assert fails.options, "the overlap run has failures at SR@1 on the full rung"
+    assert fails.options, "the overlap run has R@1 failures on the full rung"
     qid = at.query_params["q"]
     assert qid and qid in fails.value
     ranks = at.dataframe[0].value
@@ -141,7 +141,7 @@ def test_drilldown_walks_failures(app_env):
     top = at.dataframe[1].value
     assert list(top.columns[:3]) == ["rank", "doc_id", "mark"] and len(top) == 10
     assert set(top["mark"]) <= {"gold", "hard negative", "other"}
-    # the side-by-side diff is escaped text with <mark> highlights
+    # an R@1 failure: something outranked the gold; the side-by-side diff is escaped text with <mark> highlights
     html_blocks = [m.value for m in at.markdown if "emb-doc" in m.value]
     assert len(html_blocks) == 2 and "<mark>" in html_blocks[0]
 
