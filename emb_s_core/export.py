@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -56,7 +57,9 @@ def figure_to(fig, fmt: str, *, scale: float = 2.0) -> bytes:
         return fig.to_html(full_html=True, include_plotlyjs=True).encode("utf-8")
     _require_browser()
     try:
-        return fig.to_image(format=fmt, scale=scale if fmt == "png" else 1.0)
+        with warnings.catch_warnings():  # plotly warns that its per-call options are unused inside a session
+            warnings.filterwarnings("ignore", message="The kopts argument is ignored")
+            return fig.to_image(format=fmt, scale=scale if fmt == "png" else 1.0)
     except EmbSError:
         raise
     except Exception as exc:  # kaleido/browser failures surface as a user-fixable message

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from emb_s_core import views
 from emb_s_core.figures import curves, heatmap, style
 from ui import data, state, widgets
 
@@ -35,12 +36,10 @@ with widgets.guard():
     if pq.empty:
         st.warning("No query matches the filters in the sidebar: widen the domain, task-type or source filter.")
         st.stop()
-    cols = data.columns_in_order(lad, pq, x)
-    agg = data.aggregate(path, v, x, metric, domains, tasks, sources)
-    states = data.states(path, v, x, tuple(chosen), tuple(cols), domains, tasks, sources)
+    agg, states, cols = data.overview(path, v, x, metric, tuple(chosen), domains, tasks, sources)
 
 n_q = int(pq["qid"].nunique())
-k = metric.split("@")[1] if "@" in metric and metric[:2] in ("SR", "FR") else None
+k = views.metric_k(metric)
 cap = style.caption(widgets.bank_name(path), cols, k, n_q,
                     extra="filtered" if (domains or tasks or sources != "all") else None)
 missing = states[states["state"] != "ok"]

@@ -8,6 +8,7 @@ import time
 import pandas as pd
 import streamlit as st
 
+from emb_s_core import views
 from emb_s_core.figures import compare, style
 from ui import data, state, widgets
 
@@ -44,7 +45,7 @@ with tab_runs:
             if only:
                 st.caption("Rungs only one run has (left out): " + ", ".join(only))
             tests = data.paired(path, v, run_a, run_b, metric, tuple(common), domains, tasks, sources)
-            cap = style.caption(widgets.bank_name(path), common, metric.split("@")[1] if "@" in metric else None,
+            cap = style.caption(widgets.bank_name(path), common, views.metric_k(metric),
                                 int(tests["n"].max()) if len(tests) else 0)
             fig = compare.deltas(tests, run_a, run_b, metric, caption=cap)
             st.plotly_chart(fig, key="deltas", width="stretch")

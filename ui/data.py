@@ -10,17 +10,15 @@ import json
 import os
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
-from emb_s_core import bank, ladder, runs
+from emb_s_core import bank, ladder, runs, views
 from emb_s_core.errors import EmbSError
 from emb_s_core.store import MANIFEST, Workspace
 
 REPO = Path(__file__).resolve().parents[1]
-METRIC_FAMILIES = ("SR@K", "FR@K", "R@1", "MRR", "nDCG@10", "HN-intrusion")
-KS = (1, 5, 10, 20, 50, 100)
+METRIC_FAMILIES, KS = views.METRIC_FAMILIES, views.KS
 ENTRIES = 8
 
 
@@ -49,19 +47,7 @@ def version(path: str) -> int:
         raise EmbSError(f"the manifest {manifest} is unreadable ({exc})", fix="restore the workspace folder.") from exc
 
 
-def metric_name(family: str, k: int | str) -> str:
-    """``SR@K`` + 10 → ``SR@10``; other families have no K."""
-    return family.replace("@K", f"@{k}") if family.endswith("@K") else family
-
-
-def metric_column(metric: str) -> str:
-    """The per-query column holding ``metric`` (the contract names hard-negative intrusion ``hn_intrusion``)."""
-    return "hn_intrusion" if metric == "HN-intrusion" else metric
-
-
-def scale_of(rung: str) -> str:
-    """``64K/history`` → ``64K``: domain rungs of one size pooled into one scale; shared rungs keep their name."""
-    return rung.split("/", 1)[0]
+metric_name, metric_column, scale_of = views.metric_name, views.metric_column, views.scale_of
 
 
 @st.cache_resource(max_entries=ENTRIES, show_spinner=False)
@@ -123,53 +109,20 @@ def query_results(path: str, v: int, qid: str) -> pd.DataFrame:
 
 @st.cache_resource(max_entries=ENTRIES, show_spinner="Scoring every query on every rung…")
 def per_query(path: str, v: int) -> pd.DataFrame:
-    """``metrics.per_query`` over all results, plus a ``scale`` column (domain rungs of one size pooled)."""
-    from emb_s_core import metrics
-
-    res = results(path, v)
-    if res.empty:
-        return pd.DataFrame(columns=["run", "rung", "qid", "status", "scale"])
-    pq = metrics.per_query(res, bank.queries(_ws(path, v)))
-    pq["scale"] = pq["rung"].map(scale_of)
-    return pq
-
-
-def _filtered(pq: pd.DataFrame, domains: tuple[str, ...], tasks: tuple[str, ...], sources: str) -> pd.DataFrame:
-    mask = np.ones(len(pq), dtype=bool)
-    if domains:
-        mask &= pq["domain"].isin(domains).to_numpy()
-    if tasks:
-        mask &= pq["task_type"].isin(tasks).to_numpy()
-    if sources == "single":
-        mask &= ~pq["multi_source"].astype(bool).to_numpy()
-    elif sources == "multi":
-        mask &= pq["multi_source"].astype(bool).to_numpy()
-    return pq[mask]
+    return views.per_query(_ws(path, v))
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def filtered(path: str, v: int, domains: tuple[str, ...], tasks: tuple[str, ...], sources: str) -> pd.DataFrame:
-    return _filtered(per_query(path, v), domains, tasks, sources)
+    return views.filter_rows(per_query(path, v), domains, tasks, sources)
 
 
 @st.cache_resource(max_entries=64, show_spinner="Aggregating with bootstrap intervals…")
-def aggregate(path: str, v: int, x: str, metric: str, domains: tuple[str, ...], tasks: tuple[str, ...],
-              sources: str) -> pd.DataFrame:
-    """``metrics.aggregate`` by (run, x) for one metric on the filtered per-query rows."""
-    from emb_s_core import metrics
-
-    pq = filtered(path, v, domains, tasks, sources)
-    if pq.empty:
-        return pd.DataFrame(columns=["run", x, "metric", "value", "n", "ci_low", "ci_high"])
-    return metrics.aggregate(pq, by=("run", x), metrics=[metric])
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def states(path: str, v: int, x: str, run_names: tuple[str, ...], cols: tuple[str, ...],
-           domains: tuple[str, ...], tasks: tuple[str, ...], sources: str) -> pd.DataFrame:
-    from emb_s_core.figures import heatmap
-
-    return heatmap.cell_states(filtered(path, v, domains, tasks, sources), list(run_names), list(cols), x=x)
+def overview(path: str, v: int, x: str, metric: str, run_names: tuple[str, ...], domains: tuple[str, ...],
+             tasks: tuple[str, ...], sources: str) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """``views.overview`` (aggregate, cell states, columns) on the filtered rows; cached per view."""
+    return views.overview(filtered(path, v, domains, tasks, sources), get_ladder(path, v), metric, x,
+                          list(run_names))
 
 
 @st.cache_resource(max_entries=32, show_spinner="Paired tests per rung…")
@@ -195,8 +148,4 @@ def source_mixing(path: str, v: int, k: int = 10) -> pd.DataFrame:
 
 
 def columns_in_order(lad: ladder.Ladder | None, pq: pd.DataFrame, x: str) -> list[str]:
-    """Heatmap columns in ladder order: rung names, or scales (first appearance in the ladder)."""
-    names = lad.names if lad is not None else sorted(pq["rung"].unique()) if "rung" in pq else []
-    if x == "scale":
-        return list(dict.fromkeys(scale_of(n) for n in names))
-    return list(names)
+    return views.columns(lad, pq, x)

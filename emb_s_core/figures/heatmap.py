@@ -75,14 +75,17 @@ def heatmap(agg: pd.DataFrame, states: pd.DataFrame, metric: str, runs: list[str
             cr.append([n, _fmt(lo), _fmt(hi), state])
             br.append(1.0 if math.isnan(value) else float("nan"))
         z.append(zr); text.append(tr); custom.append(cr); blank.append(br)
+    shown = [[t if not math.isnan(val) else "" for t, val in zip(tr, zr)] for tr, zr in zip(text, z)]
     fig = go.Figure()
     fig.add_trace(go.Heatmap(  # grey cells under the ones without a value, labelled with their state
-        z=blank, x=rungs, y=runs, colorscale=[[0, "#DDDDDD"], [1, "#DDDDDD"]], showscale=False, text=text,
-        texttemplate="%{text}", textfont=dict(size=11, color="#444444"), hovertemplate=(
-            "run %{y}<br>rung %{x}<br>%{text}<extra></extra>"), xgap=2, ygap=2))
+        z=blank, x=rungs, y=runs, colorscale=[[0, "#DDDDDD"], [1, "#DDDDDD"]], showscale=False,
+        text=[[t.replace(" ", "<br>", 1) if t in (style.NOT_RUN, style.DOES_NOT_FIT) else t for t in tr]
+              for tr in text], customdata=custom,
+        texttemplate="%{text}", textfont=dict(size=12, color="#444444"), hovertemplate=(
+            "run %{y}<br>rung %{x}<br>%{customdata[3]}<extra></extra>"), xgap=2, ygap=2))
     fig.add_trace(go.Heatmap(
-        z=z, x=rungs, y=runs, zmin=0.0, zmax=1.0, colorscale=style.SEQUENTIAL, text=text,
-        texttemplate="%{text}", customdata=custom, xgap=2, ygap=2,
+        z=z, x=rungs, y=runs, zmin=0.0, zmax=1.0, colorscale=style.SEQUENTIAL, text=shown,
+        texttemplate="%{text}", textfont=dict(size=12), customdata=custom, xgap=2, ygap=2,
         colorbar=dict(title=dict(text=metric, side="right")),
         hovertemplate=(f"run %{{y}}<br>rung %{{x}}<br>{metric} = %{{z:.3f}}<br>n = %{{customdata[0]}}"
                        "<br>95% CI [%{customdata[1]}, %{customdata[2]}]<extra></extra>")))

@@ -60,19 +60,17 @@ def caption(bank: str | None = None, rungs: str | Iterable[str] | None = None, k
 
 def apply(fig: go.Figure, title: str, caption_text: str = "", *, height: int | None = None,
           width: int | None = None) -> go.Figure:
-    """Title, fonts, white background, and the caption under the plot area."""
+    """Title, fonts, white background, and the caption line as the subtitle (never overlapping tick labels)."""
     fig.update_layout(
-        title=dict(text=title, x=0.0, xanchor="left", font=dict(size=18)),
+        title=dict(text=title, x=0.0, xanchor="left", font=dict(size=18),
+                   subtitle=dict(text=caption_text, font=dict(size=12, color="#555555"))),
         font=FONT,
         template="simple_white",
         colorway=OKABE_ITO,
         width=width or WIDTH,
         height=height or HEIGHT,
-        margin=dict(l=80, r=30, t=70, b=110),
+        margin=dict(l=80, r=30, t=90 if caption_text else 70, b=80),
         legend=dict(font=dict(size=12)),
         hoverlabel=dict(font_size=13),
     )
-    if caption_text:
-        fig.add_annotation(text=caption_text, xref="paper", yref="paper", x=0.0, y=-0.22, xanchor="left",
-                           yanchor="top", showarrow=False, font=dict(size=12, color="#555555"))
     return fig

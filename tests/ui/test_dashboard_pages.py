@@ -66,14 +66,15 @@ def test_overview_heatmap_marks_cells_that_could_not_run(app_env):
     assert len(specs) == 2  # heatmap + curves
     heat = specs[0]["data"]
     values = heat[1]["z"]
-    text = heat[1]["text"]
+    state = [[c[3] for c in row] for row in heat[1]["customdata"]]
     runs = heat[1]["y"]
     rungs = heat[1]["x"]
     assert len(rungs) == 12 and "longctx" in runs and "partial" in runs
     lc = runs.index("longctx")
-    assert text[lc][-1] == "does not fit" and values[lc][-1] is None  # NaN travels as null, never 0
+    assert state[lc][-1] == "does not fit" and values[lc][-1] is None  # NaN travels as null, never 0
+    assert heat[0]["text"][lc][-1] == "does not<br>fit" and heat[1]["text"][lc][-1] == ""
     pa = runs.index("partial")
-    assert text[pa][0] == "not run" and values[pa][0] is None
+    assert state[pa][0] == "not run" and values[pa][0] is None
     ov = runs.index("overlap")
     assert all(v is not None and 0.0 <= v <= 1.0 for v in values[ov])
     assert "n = %{customdata[0]}" in heat[1]["hovertemplate"]
