@@ -79,7 +79,7 @@ def heatmap(agg: pd.DataFrame, states: pd.DataFrame, metric: str, runs: list[str
     fig = go.Figure()
     fig.add_trace(go.Heatmap(  # grey cells under the ones without a value, labelled with their state
         z=blank, x=rungs, y=runs, colorscale=[[0, "#DDDDDD"], [1, "#DDDDDD"]], showscale=False,
-        text=[[t.replace(" ", "<br>", 1) if t in (style.NOT_RUN, style.DOES_NOT_FIT) else t for t in tr]
+        text=[["<br>".join(t.rsplit(" ", 1)) if t in (style.NOT_RUN, style.DOES_NOT_FIT) else t for t in tr]
               for tr in text], customdata=custom,
         texttemplate="%{text}", textfont=dict(size=12, color="#444444"), hovertemplate=(
             "run %{y}<br>rung %{x}<br>%{customdata[3]}<extra></extra>"), xgap=2, ygap=2))
