@@ -48,21 +48,24 @@ def _role(doc_id: int, gold: set[int], negs: set[int]) -> str:
 
 
 def rank_table(results: pd.DataFrame, gold: list[int], negatives: list[int], rung_order: list[str]) -> pd.DataFrame:
-    """Rank (1-based; 0 = not in the stored list; NaN = no ranking on that cell) of every gold and hard-negative
-    document, one row per document, one column per ``run · rung`` in ladder order."""
+    """Rank (1-based; 0 = not in the stored list; NaN = no ranking on that cell, e.g. does not fit) of every gold and
+    hard-negative document: one row per (run, rung) in ladder order, one column per document ("gold 12",
+    "hard negative 40")."""
     docs = [(int(d), GOLD) for d in gold] + [(int(d), HARD_NEGATIVE) for d in negatives]
+    labels = [f"{role} {d}" for d, role in docs]
     order = {r: i for i, r in enumerate(rung_order)}
     res = results.assign(_o=results["rung"].map(order).fillna(len(order))).sort_values(["run", "_o"])
-    table = pd.DataFrame({"doc_id": [d for d, _ in docs], "role": [r for _, r in docs]})
+    rows = []
     for row in res.itertuples(index=False):
-        col = f"{row.run} · {row.rung}"
-        if row.status != "ok":
-            table[col] = np.nan
-            continue
-        ids = np.asarray(row.doc_ids if row.doc_ids is not None else [], dtype=np.int64)
-        pos = {int(d): i + 1 for i, d in enumerate(ids)}
-        table[col] = [pos.get(d, 0) for d, _ in docs]
-    return table
+        out = {"run": row.run, "rung": row.rung, "status": row.status}
+        if row.status == "ok":
+            ids = np.asarray(row.doc_ids if row.doc_ids is not None else [], dtype=np.int64)
+            pos = {int(d): i + 1 for i, d in enumerate(ids)}
+            out.update({lab: pos.get(d, 0) for lab, (d, _) in zip(labels, docs)})
+        else:
+            out.update({lab: np.nan for lab in labels})
+        rows.append(out)
+    return pd.DataFrame(rows, columns=["run", "rung", "status", *labels])
 
 
 def top_k(doc_ids, scores, gold: list[int], negatives: list[int], documents: pd.DataFrame, k: int = 10

@@ -98,8 +98,8 @@ if res.empty:
     st.info("No run has results for this query yet.")
     st.stop()
 
-st.markdown("**Rank of each gold and hard-negative document** (1 = top; 0 = not in the stored list; "
-            "empty = no ranking on that cell, e.g. does not fit)")
+st.markdown("**Rank of each gold and hard-negative document** on every rung, per run (1 = top; 0 = not in the "
+            "stored list; empty = no ranking there, e.g. does not fit)")
 order = lad.names if lad is not None else sorted(res["rung"].unique())
 ranks = drilldown.rank_table(res, gold, negs, order)
 st.dataframe(ranks, hide_index=True, width="stretch")

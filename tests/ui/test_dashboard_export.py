@@ -126,8 +126,9 @@ def test_rank_table_and_top_k():
                         "doc_ids": [[7, 1, 2], [1, 7]], "scores": [[3.0, 2.0, 1.0], [2.0, 1.0]],
                         "status": ["ok", "ok"]})
     t = drilldown.rank_table(res, gold=[1], negatives=[7, 8], rung_order=["small", "big"])
-    assert list(t.columns) == ["doc_id", "role", "a · small", "a · big"]
-    assert t["a · big"].tolist() == [2, 1, 0] and t["role"].tolist() == ["gold", "hard negative", "hard negative"]
+    assert list(t.columns) == ["run", "rung", "status", "gold 1", "hard negative 7", "hard negative 8"]
+    assert t["rung"].tolist() == ["small", "big"]
+    assert t.iloc[1, 3:].tolist() == [2, 1, 0] and t.iloc[0, 3:].tolist() == [1, 2, 0]
     docs = pd.DataFrame({"title": ["g", "n", "o"], "source": ["s1", "s2", "s1"], "domain": ["d", "d", "e"]},
                         index=pd.Index([1, 7, 2], name="doc_id"))
     top = drilldown.top_k([7, 1, 2], [3.0, 2.0, 1.0], [1], [7], docs, k=2)
