@@ -44,7 +44,7 @@ cap = style.caption(widgets.bank_name(path), cols, k, n_q,
                     extra="filtered" if (domains or tasks or sources != "all") else None)
 missing = states[states["state"] != "ok"]
 fig = heatmap.heatmap(agg, states, metric, chosen, cols, x=x, caption=cap)
-event = st.plotly_chart(fig, key="heat", on_select="rerun", selection_mode="points", width="stretch")
+event = st.plotly_chart(fig, theme=None, key="heat", on_select="rerun", selection_mode="points", width="stretch")
 widgets.figure_downloads(fig, f"heatmap_{metric}", "heat")
 if len(missing):
     st.caption(f"{len(missing)} cell(s) have no score: " + ", ".join(
@@ -65,7 +65,7 @@ with st.expander("Open the failures of one cell", expanded=False):
 
 st.subheader("Degradation across the ladder")
 fig2 = curves.curves(agg, states, metric, chosen, cols, x=x, caption=cap)
-st.plotly_chart(fig2, key="curves", width="stretch")
+st.plotly_chart(fig2, theme=None, key="curves", width="stretch")
 widgets.figure_downloads(fig2, f"curves_{metric}", "curves")
 
 st.subheader("Table")

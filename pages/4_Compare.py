@@ -48,14 +48,14 @@ with tab_runs:
             cap = style.caption(widgets.bank_name(path), common, views.metric_k(metric),
                                 int(tests["n"].max()) if len(tests) else 0)
             fig = compare.deltas(tests, run_a, run_b, metric, caption=cap)
-            st.plotly_chart(fig, key="deltas", width="stretch")
+            st.plotly_chart(fig, theme=None, key="deltas", width="stretch")
             widgets.figure_downloads(fig, f"delta_{run_a}_vs_{run_b}_{metric}", "deltas")
             st.dataframe(tests, hide_index=True, width="stretch",
                          column_config={c: st.column_config.NumberColumn(format="%.4f")
                                         for c in ("delta", "ci_low", "ci_high", "p_value")})
             widgets.table_downloads(tests, f"paired_{run_a}_vs_{run_b}_{metric}", "paired")
             fig2 = compare.win_loss(tests, run_a, run_b, caption=cap)
-            st.plotly_chart(fig2, key="winloss", width="stretch")
+            st.plotly_chart(fig2, theme=None, key="winloss", width="stretch")
             widgets.figure_downloads(fig2, f"winloss_{run_a}_vs_{run_b}_{metric}", "winloss")
 
             st.markdown("**Queries one run gets and the other misses**")

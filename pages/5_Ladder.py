@@ -2,6 +2,7 @@
 sources a query's top-10 draws from at the shared rung versus the largest rung."""
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from emb_s_core.figures import ladder as ladder_fig
@@ -17,6 +18,7 @@ if lad is None:
     st.stop()
 
 table = lad.table()
+table["budget"] = pd.to_numeric(table["budget"], errors="coerce").astype("Int64")  # "" for full → missing
 st.dataframe(table, hide_index=True, width="stretch")
 widgets.table_downloads(table, "ladder", "ladder")
 for msg in lad.messages:
@@ -35,7 +37,7 @@ with c2:
 comp = ladder_fig.composition_table(lad.rungs)
 fig = ladder_fig.composition(comp, lad.names, by=by, value=value,
                              caption=style.caption(widgets.bank_name(path), lad.names))
-st.plotly_chart(fig, key="composition", width="stretch")
+st.plotly_chart(fig, theme=None, key="composition", width="stretch")
 widgets.figure_downloads(fig, f"composition_{by}_{value}", "composition")
 
 st.subheader("Source mixing in the top-10 (paper Figure 4)")
@@ -54,7 +56,7 @@ if d.empty:
     st.stop()
 n = int(d.groupby("rung").size().max())
 fig2 = mixing.mixing(dist, run, pair, k=10, caption=style.caption(widgets.bank_name(path), pair, 10, n))
-st.plotly_chart(fig2, key="mixing", width="stretch")
+st.plotly_chart(fig2, theme=None, key="mixing", width="stretch")
 widgets.figure_downloads(fig2, f"mixing_{run}", "mixing")
 summary = d.groupby("rung")["n_sources"].describe()[["count", "mean", "50%", "max"]].reset_index()
 st.dataframe(summary, hide_index=True)

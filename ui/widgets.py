@@ -100,7 +100,8 @@ def table_bytes(df: pd.DataFrame, fmt: str) -> bytes:
     from emb_s_core import export
 
     if hasattr(export, "table_to"):
-        return export.table_to(df, fmt)
+        out = export.table_to(df, "latex" if fmt == "tex" else fmt)
+        return out.encode("utf-8") if isinstance(out, str) else out
     if fmt == "csv":
         return df.to_csv(index=False).encode("utf-8")
     return df.to_latex(index=False, float_format=lambda v: f"{v:.4f}").encode("utf-8")

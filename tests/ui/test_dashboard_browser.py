@@ -25,10 +25,10 @@ SHOTS = REPO / "docs" / "screenshots"
 # url path, texts that must be rendered, plotly figures expected, query string
 PAGES = [
     ("home", ["EMB-S Diagnostics", "Documents", "Single / multi-source", "Runs", "Pages"], 0, ""),
-    ("overview", ["Overview", "Degradation across the ladder", "shown in grey, never as zero"], 2, "&x=rung"),
+    ("overview", ["Overview", "Degradation across the ladder", "shown in grey, never as zero"], 2, "&x=rung&k=1"),
     ("query_drilldown", ["Query drill-down", "Rank of each gold and hard-negative document", "Top-K at one rung"], 0,
      "&run=overlap&rung=full&metric=R%401"),
-    ("compare", ["Compare two runs", "Queries one run gets and the other misses"], 2, "&a=overlap&b=overlap-idf"),
+    ("compare", ["Compare two runs", "Queries one run gets and the other misses"], 2, "&a=overlap&b=overlap-idf&k=1"),
     ("ladder", ["Ladder", "Composition", "Source mixing in the top-10"], 2, "&run=overlap"),
 ]
 
