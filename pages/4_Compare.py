@@ -10,6 +10,7 @@ import streamlit as st
 
 from emb_s_core import views
 from emb_s_core.figures import compare, style
+from emb_s_core.errors import EmbSError
 from ui import data, state, widgets
 
 st.title("Compare two runs")
@@ -90,8 +91,8 @@ with tab_live:
         st.info("Live querying searches a rung: build the ladder first (`emb-s ladder build --workspace DIR`).")
     else:
         systems = data.run_table(path, v)
-        specs = list(dict.fromkeys([s for s in systems["system"].dropna().tolist() if s] + ["bm25",
-                                                                                          "dense:minilm-l6"]))
+        retriever_runs = systems[systems["kind"] == "retriever"]["system"].dropna().tolist()
+        specs = list(dict.fromkeys(["bm25", "dense:minilm-l6", *retriever_runs]))
         text = st.text_input("Question", value=state.get("live", "") or "", key="url_live",
                              placeholder="type a question and press Enter")
         c1, c2, c3 = st.columns([3, 2, 1])
@@ -107,9 +108,15 @@ with tab_live:
             ws, _ = data.workspace(path)
             cols = st.columns(len(chosen))
             for col, spec in zip(cols, chosen):
-                with col, widgets.guard():
+                with col:
                     t0 = time.perf_counter()
-                    ranked = evaluate.live_query(ws, spec, text, rung, k=int(k))
+                    try:
+                        with st.spinner(f"{spec}: preparing the index once, then milliseconds per query…"):
+                            ranked = evaluate.live_query(ws, spec, text, rung, k=int(k))
+                    except EmbSError as exc:  # one bad spec must not hide the other rankings
+                        st.markdown(f"**{spec}**")
+                        st.error(str(exc))
+                        continue
                     ms = (time.perf_counter() - t0) * 1000
                     st.markdown(f"**{spec}** · {ms:.0f} ms")
                     shown = pd.DataFrame(ranked).merge(meta[["title", "source", "domain"]], left_on="doc_id",

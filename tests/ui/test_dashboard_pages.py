@@ -80,6 +80,8 @@ def test_overview_heatmap_marks_cells_that_could_not_run(app_env):
     assert "n = %{customdata[0]}" in heat[1]["hovertemplate"]
     assert len(at.dataframe) == 1
     assert at.selectbox(key="url_metric").value == "SR@K"
+    links = at.get("page_link")
+    assert links and "Failures of overlap" in links[0].proto.label  # the no-click route to a cell's failures
 
 
 def test_overview_filters_and_empty_result(app_env):
@@ -191,3 +193,14 @@ def test_app_navigation_discovers_pages(app_env):
     at.run()
     assert not at.exception
     assert at.title[0].value == "EMB-S Diagnostics"  # Home is the default page
+
+
+def test_compare_live_query(app_env):
+    pytest.importorskip("emb_s_core.evaluate", reason="the retrieval part (live_query) is not on this branch yet")
+    at = run_page("4_Compare.py", {"ws": str(app_env), "live": "what about his12 w3?"})
+    assert_clean(at)
+    at.multiselect(key="live_specs").set_value(["bm25", "no-such-retriever"]).run()
+    assert not at.exception
+    frames = [d.value for d in at.dataframe if "rank" in d.value.columns and "title" in d.value.columns]
+    assert frames and len(frames[0]) == 10 and frames[0]["rank"].tolist() == list(range(1, 11))
+    assert any("no-such-retriever" in e.value or "unknown" in e.value.lower() for e in at.error)
