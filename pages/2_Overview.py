@@ -9,13 +9,9 @@ from ui import data, state, widgets
 
 DRILL = "pages/3_Query_drilldown.py"
 
-st.title("Overview")
-path, v = widgets.pick_workspace()
-metric = widgets.metric_choice()
-with widgets.guard():
-    domains, tasks, sources = widgets.filters(path, v)
-    lad = data.get_ladder(path, v)
-    run_names = data.run_table(path, v)["run"].tolist()
+view = widgets.analysis_view("Overview")
+path, v, metric, lad, run_names = view.path, view.v, view.metric, view.ladder, view.run_names
+domains, tasks, sources = view.filters
 if not run_names:
     st.info("This workspace has no runs yet: evaluate a retriever (`emb-s evaluate --workspace DIR bm25`) and "
             "reload this page.")

@@ -7,14 +7,11 @@ import streamlit as st
 from emb_s_core import drilldown
 from ui import data, state, widgets
 
-st.title("Query drill-down")
-path, v = widgets.pick_workspace()
-metric = widgets.metric_choice()
+view = widgets.analysis_view("Query drill-down")
+path, v, metric, lad, run_names = view.path, view.v, view.metric, view.ladder, view.run_names
+domains, tasks, sources = view.filters
 with widgets.guard():
-    domains, tasks, sources = widgets.filters(path, v)
     qs = data.queries(path, v)
-    lad = data.get_ladder(path, v)
-    run_names = data.run_table(path, v)["run"].tolist()
 
 ways = ["failures", "search"]
 default_by = "failures" if state.get("run") and run_names else "search"

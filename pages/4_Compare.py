@@ -13,13 +13,9 @@ from emb_s_core.figures import compare, style
 from emb_s_core.errors import EmbSError
 from ui import data, state, widgets
 
-st.title("Compare two runs")
-path, v = widgets.pick_workspace()
-metric = widgets.metric_choice()
-with widgets.guard():
-    domains, tasks, sources = widgets.filters(path, v)
-    lad = data.get_ladder(path, v)
-    run_names = data.run_table(path, v)["run"].tolist()
+view = widgets.analysis_view("Compare two runs")
+path, v, metric, lad, run_names = view.path, view.v, view.metric, view.ladder, view.run_names
+domains, tasks, sources = view.filters
 
 tab_runs, tab_live = st.tabs(["Two runs, paired", "Live query"])
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -117,3 +118,33 @@ def table_downloads(df: pd.DataFrame, name: str, key: str) -> None:
 
 def bank_name(path: str) -> str:
     return Path(path).name
+
+
+@dataclass
+class View:
+    """What an analysis page starts from: workspace, metric, filters, ladder and run names (all from the URL)."""
+
+    path: str
+    v: int
+    metric: str
+    domains: tuple[str, ...]
+    tasks: tuple[str, ...]
+    sources: str
+    ladder: object
+    run_names: list[str]
+
+    @property
+    def filters(self) -> tuple[tuple[str, ...], tuple[str, ...], str]:
+        return self.domains, self.tasks, self.sources
+
+
+def analysis_view(title: str) -> View:
+    """Title, workspace picker, metric and filters in the sidebar; the shared start of Overview/Drill-down/Compare."""
+    st.title(title)
+    path, v = pick_workspace()
+    metric = metric_choice()
+    with guard():
+        domains, tasks, sources = filters(path, v)
+        lad = data.get_ladder(path, v)
+        run_names = data.run_table(path, v)["run"].tolist()
+    return View(path, v, metric, domains, tasks, sources, lad, run_names)
