@@ -81,14 +81,21 @@ def heatmap(agg: pd.DataFrame, states: pd.DataFrame, metric: str, runs: list[str
         z=blank, x=rungs, y=runs, colorscale=[[0, "#DDDDDD"], [1, "#DDDDDD"]], showscale=False,
         text=[["<br>".join(t.rsplit(" ", 1)) if t in (style.NOT_RUN, style.DOES_NOT_FIT) else t for t in tr]
               for tr in text], customdata=custom,
-        texttemplate="%{text}", textfont=dict(size=12, color="#444444"), hovertemplate=(
-            "run %{y}<br>rung %{x}<br>%{customdata[3]}<extra></extra>"), xgap=2, ygap=2))
+        texttemplate="%{text}", textfont=dict(size=12, color="#444444"), hoverinfo="skip", xgap=2, ygap=2))
     fig.add_trace(go.Heatmap(
         z=z, x=rungs, y=runs, zmin=0.0, zmax=1.0, colorscale=style.SEQUENTIAL, text=shown,
         texttemplate="%{text}", textfont=dict(size=12), customdata=custom, xgap=2, ygap=2,
-        colorbar=dict(title=dict(text=metric, side="right")),
-        hovertemplate=(f"run %{{y}}<br>rung %{{x}}<br>{metric} = %{{z:.3f}}<br>n = %{{customdata[0]}}"
-                       "<br>95% CI [%{customdata[1]}, %{customdata[2]}]<extra></extra>")))
+        colorbar=dict(title=dict(text=metric, side="right")), hoverinfo="skip"))
+    # invisible markers on the cell centres: heatmaps cannot be selected by a click, points can (the dashboard
+    # opens a cell's failures on click); they carry the hover text so the heatmap's own hover is not needed
+    hover = (f"run %{{y}}<br>rung %{{x}}<br>{metric} = %{{customdata[4]}}<br>n = %{{customdata[0]}}"
+             "<br>95% CI [%{customdata[1]}, %{customdata[2]}]<br>%{customdata[3]}<extra></extra>")
+    fig.add_trace(go.Scatter(
+        x=[c for _ in runs for c in rungs], y=[r for r in runs for _ in rungs], mode="markers",
+        marker=dict(symbol="square", size=28, opacity=0), selected=dict(marker=dict(opacity=0)),
+        unselected=dict(marker=dict(opacity=0)), showlegend=False, name="cells",
+        customdata=[c + [t] for cr, tr in zip(custom, text) for c, t in zip(cr, tr)], hovertemplate=hover))
+    fig.update_layout(clickmode="event+select", dragmode=False)
     fig.update_xaxes(title_text="rung (searchable pool size in tokens)", type="category", tickangle=-45)
     fig.update_yaxes(title_text="run", type="category", autorange="reversed")
     height = max(360, 120 + 48 * len(runs) + 60)

@@ -95,7 +95,40 @@ async def _visit(base: str, ws: str) -> dict[str, str]:
             shot = await tab.send_command("Page.captureScreenshot", params={"format": "png"})
             (SHOTS / f"{path}.png").write_bytes(base64.b64decode(shot["result"]["data"]))
             texts[path] = text
+        texts["click"] = await _click_heatmap_cell(tab, base, ws)
     return texts
+
+
+async def _eval(tab, expr: str):
+    r = await tab.send_command("Runtime.evaluate", params={"expression": expr, "returnByValue": True})
+    return r["result"]["result"].get("value")
+
+
+async def _click_heatmap_cell(tab, base: str, ws: str) -> str:
+    """Click the (overlap, full) cell of the Overview heatmap; the page should switch to that cell's failures."""
+    await tab.send_command("Page.navigate", params={"url": f"{base}/overview?ws={ws}&x=rung&runs=overlap,partial"})
+    start = time.time()
+    while time.time() - start < 60 and (await _eval(tab, "document.querySelectorAll('.js-plotly-plot .main-svg')"
+                                                        ".length") or 0) < 2:
+        await asyncio.sleep(0.5)
+    await asyncio.sleep(1.5)
+    import json
+
+    box = json.loads(await _eval(tab, "JSON.stringify(document.querySelector('.js-plotly-plot .nsewdrag')"
+                                      ".getBoundingClientRect())"))
+    x, y = box["x"] + box["width"] * 11.5 / 12, box["y"] + box["height"] * 0.25  # last column, first of 2 rows
+    for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+        await tab.send_command("Input.dispatchMouseEvent",
+                               params={"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1})
+        await asyncio.sleep(0.2)
+    start = time.time()
+    url = ""
+    while time.time() - start < 30:
+        url = await _eval(tab, "location.href") or ""
+        if "query_drilldown" in url and "failures of" in (await _eval(tab, "document.body.innerText") or ""):
+            break
+        await asyncio.sleep(0.5)
+    return url
 
 
 def test_every_page_renders_in_chromium(server):
@@ -109,3 +142,5 @@ def test_every_page_renders_in_chromium(server):
         assert "Traceback" not in text and "Error" not in text.replace("Errors", ""), path
         png = (SHOTS / f"{path}.png").read_bytes()
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000, path
+    url = texts["click"]  # clicking a heatmap cell opens the drill-down on that run and rung
+    assert "/query_drilldown?" in url and "run=overlap" in url and "rung=full" in url, url

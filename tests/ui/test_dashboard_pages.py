@@ -77,7 +77,9 @@ def test_overview_heatmap_marks_cells_that_could_not_run(app_env):
     assert state[pa][0] == "not run" and values[pa][0] is None
     ov = runs.index("overlap")
     assert all(v is not None and 0.0 <= v <= 1.0 for v in values[ov])
-    assert "n = %{customdata[0]}" in heat[1]["hovertemplate"]
+    cells = heat[2]  # the clickable layer carries value, n and interval on hover
+    assert "n = %{customdata[0]}" in cells["hovertemplate"] and "95% CI" in cells["hovertemplate"]
+    assert len(cells["x"]) == len(runs) * len(rungs)
     assert len(at.dataframe) == 1
     assert at.selectbox(key="url_metric").value == "SR@K"
     links = at.get("page_link")
