@@ -19,10 +19,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests" / "ui")]
 
-from conftest import ensure_metrics  # noqa: E402  (the metrics contract only when emb_s_core.metrics is absent)
-
-ensure_metrics()
-
 PAGES = [  # page, URL parameters
     ("1_Home.py", {}),
     ("2_Overview.py", {"metric": "SR@K", "k": "10", "x": "rung"}),
@@ -76,10 +72,6 @@ def main() -> None:
     shape = f"{n_q:,} queries × {len(lad.rungs)} rungs × {res['run'].nunique()} runs ({len(res):,} result rows)"
     print(f"workspace: {shape}; built in {build_s:.0f} s", flush=True)
     os.environ["EMB_S_DATA"] = str(tmp / "none")
-    import emb_s_core.metrics as m
-
-    which = "metrics contract (tests/ui/metrics_contract.py)" if m.__name__ == "metrics_contract" else \
-        "emb_s_core.metrics"
     from streamlit.components.v2 import component_manager
 
     scan = component_manager.BidiComponentManager.discover_and_register_components
@@ -100,8 +92,7 @@ def main() -> None:
               flush=True)
     lines = [
         f"\n## Dashboard render time (`bench/bench_dashboard.py`, branch dashboard, {time.strftime('%Y-%m-%d')})\n",
-        f"Machine: 2-core VM, 24 GB RAM, no GPU; Python {platform.python_version()}, streamlit AppTest; metrics "
-        f"from {which}.",
+        f"Machine: 2-core VM, 24 GB RAM, no GPU; Python {platform.python_version()}, streamlit AppTest; emb_s_core.metrics.",
         f"Workspace: {shape}; synthetic bank (tests/ui/dashboard_factory.py, base rung 32K)"
         + (f", built in {build_s:.0f} s." if not args.workspace else "."),
         "Cold = first run in a fresh process (fills the caches: results, per-query metrics, bootstrap "

@@ -97,15 +97,10 @@ def figure_downloads(fig, name: str, key: str) -> None:
 
 
 def table_bytes(df: pd.DataFrame, fmt: str) -> bytes:
-    """CSV / LaTeX bytes: ``export.table_to`` when the metrics part provides it, else pandas directly."""
+    """CSV / LaTeX bytes through ``export.table_to`` (the same tables ``emb-s report`` writes)."""
     from emb_s_core import export
 
-    if hasattr(export, "table_to"):
-        out = export.table_to(df, "latex" if fmt == "tex" else fmt)
-        return out.encode("utf-8") if isinstance(out, str) else out
-    if fmt == "csv":
-        return df.to_csv(index=False).encode("utf-8")
-    return df.to_latex(index=False, float_format=lambda v: f"{v:.4f}").encode("utf-8")
+    return export.table_to(df, fmt).encode("utf-8")
 
 
 def table_downloads(df: pd.DataFrame, name: str, key: str) -> None:

@@ -1,10 +1,6 @@
-"""Dashboard test fixtures: one small real workspace per session, and the metrics contract while the metrics part
-has not landed on this branch (the dashboard calls ``emb_s_core.metrics``; see metrics_contract.py)."""
+"""Dashboard test fixtures: one small real workspace per session (bank, ladder, word-overlap runs)."""
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import os
 import sys
 from pathlib import Path
 
@@ -14,19 +10,6 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
-
-
-def ensure_metrics() -> None:
-    """Install the test-only contract implementation as ``emb_s_core.metrics`` only if the real one is absent."""
-    if importlib.util.find_spec("emb_s_core.metrics") is None:
-        import emb_s_core
-        import metrics_contract
-
-        sys.modules["emb_s_core.metrics"] = metrics_contract
-        emb_s_core.metrics = metrics_contract
-
-
-ensure_metrics()
 
 
 @pytest.fixture(scope="session")

@@ -1,17 +1,12 @@
-"""``python tests/ui/serve_dashboard.py [streamlit run options]``: start the dashboard for the browser test and the
-bench, with the metrics contract installed when the metrics part is absent (same rule as conftest.py)."""
+"""``python tests/ui/serve_dashboard.py [streamlit run options]``: ``streamlit run app.py`` from any working folder
+(the browser test starts it with its own data folder)."""
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1]))
-
-from conftest import ensure_metrics  # noqa: E402
-
-ensure_metrics()
 
 if __name__ == "__main__":
     from streamlit.web import cli as stcli
