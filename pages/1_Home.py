@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -53,6 +54,16 @@ with widgets.guard():
     info = data.info(path, v)
     lad = data.get_ladder(path, v)
     runs = data.run_table(path, v)
+
+if Path(path) == data.data_dir() / "demo":  # a demo build that was interrupted resumes from where it stopped
+    try:
+        demo = importlib.import_module("emb_s_core.demo")
+    except ImportError:
+        demo = None
+    if demo is not None and not demo.is_complete(data.workspace(path)[0]):
+        st.warning("The demo workspace is not finished (an earlier build was interrupted).")
+        if st.button("Finish building the demo", key="finish_demo"):
+            build_demo()
 
 st.subheader(f"Workspace `{widgets.bank_name(path)}`")
 c = st.columns(6)
