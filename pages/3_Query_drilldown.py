@@ -43,8 +43,18 @@ if by == "failures":
         labels = {q: f"{q} · {metric} = {val:.3f}" for q, val in zip(fails["qid"], fails[col])}
         st.caption(f"{len(fails):,} failures of {metric} for **{run}** at **{rung}** (worst first).")
         options = list(labels)
-        qid = st.selectbox("Failure", options, index=state.index_of(options, state.get("q")),
-                           format_func=labels.get, key="fail_pick")
+
+        def step(delta: int) -> None:
+            """Previous / next failure: move the selectbox before it is drawn again."""
+            at = state.index_of(options, st.session_state.get("fail_pick"))
+            st.session_state["fail_pick"] = options[(at + delta) % len(options)]
+
+        c1, c2, c3 = st.columns([8, 1, 1], vertical_alignment="bottom")
+        with c1:
+            qid = st.selectbox("Failure", options, index=state.index_of(options, state.get("q")),
+                               format_func=labels.get, key="fail_pick")
+        c2.button("← prev", key="fail_prev", on_click=step, args=(-1,), width="stretch")
+        c3.button("next →", key="fail_next", on_click=step, args=(1,), width="stretch")
 else:
     needle = st.text_input("Query id or words from its text or answer", value=state.get("find", "") or "",
                            key="url_find")

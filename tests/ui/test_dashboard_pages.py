@@ -147,6 +147,12 @@ def test_drilldown_walks_failures(app_env):
     top = at.dataframe[1].value
     assert list(top.columns[:3]) == ["rank", "doc_id", "mark"] and len(top) == 10
     assert set(top["mark"]) <= {"gold", "hard negative", "other"}
+    assert len(fails.options) > 1  # walking: "next" moves to the second failure and the URL follows
+    second = fails.options[1].split(" · ")[0]
+    at.button(key="fail_next").click().run()
+    assert at.selectbox(key="fail_pick").value == second and at.query_params["q"] == second
+    at.button(key="fail_prev").click().run()
+    assert at.query_params["q"] == qid
     # an R@1 failure: something outranked the gold; the side-by-side diff is escaped text with <mark> highlights
     html_blocks = [m.value for m in at.markdown if "emb-doc" in m.value]
     assert len(html_blocks) == 2 and "<mark>" in html_blocks[0]
