@@ -212,3 +212,11 @@ def test_compare_live_query(app_env):
     frames = [d.value for d in at.dataframe if "rank" in d.value.columns and "title" in d.value.columns]
     assert frames and len(frames[0]) == 10 and frames[0]["rank"].tolist() == list(range(1, 11))
     assert any("no-such-retriever" in e.value or "unknown" in e.value.lower() for e in at.error)
+
+
+def test_access_vs_use_page_without_qa(app_env):
+    """Without the LLM part the page says so; with it, a workspace with no QA runs says what to run."""
+    at = run_page("6_Access_vs_Use.py", {"ws": str(app_env)})
+    assert_clean(at)
+    text = " ".join(i.value for i in at.info)
+    assert "LLM part" in text or "emb-s qa" in text
