@@ -220,3 +220,36 @@ def test_access_vs_use_page_without_qa(app_env):
     assert_clean(at)
     text = " ".join(i.value for i in at.info)
     assert "LLM part" in text or "emb-s qa" in text
+
+
+@pytest.fixture(scope="module")
+def use_ws(tmp_path_factory):
+    """The LLM part's own QA workspace (oracle access run, scripted reader, reference judge), once it is here."""
+    pytest.importorskip("emb_s_core.diagnose", reason="the LLM part is not on this branch yet")
+    from emb_s_core import judge, llm, qa
+    from tests.unit.test_qa_judge import oracle_run, reader
+    from tests.use_bank import make_workspace, scripted
+
+    ws = make_workspace(tmp_path_factory.mktemp("use"))
+    oracle_run(ws)
+    mp = pytest.MonkeyPatch()
+    try:
+        scripted(mp, reader(ws, always_right={"p00"}, always_wrong={"g01"}))
+        gw = llm.Gateway.for_workspace(ws, "gpt-4o-mini", params={"mock_response": "unused"})
+        qa.answer(ws, gw, setting="rag", context_run="oracle", k=2, name="qa1", rungs=["2K/geography", "2K/people"])
+    finally:
+        mp.undo()
+    judge.judge(ws, "qa1", judge.REFERENCE)
+    return ws.path
+
+
+def test_access_vs_use_page(use_ws, monkeypatch, tmp_path):
+    monkeypatch.setenv("EMB_S_DATA", str(tmp_path / "none"))
+    at = run_page("6_Access_vs_Use.py", {"ws": str(use_ws), "run": "oracle", "qa": "qa1"})
+    assert_clean(at)
+    assert len(at.get("plotly_chart")) == 1
+    summary = at.dataframe[0].value
+    assert {"quadrant", "n", "share"} <= set(summary.columns)
+    assert at.dataframe[1].value["qid"].tolist() == ["g01"]  # the one use failure the reader was told to make
+    at.slider(key="url_tu").set_value(0).run()  # every answer now counts as good: no use failure left
+    assert at.query_params["tu"] == "0" and "0 (rung, query) cells" in at.caption[-1].value
