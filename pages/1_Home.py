@@ -18,7 +18,8 @@ st.caption("Evidence access under semantic interference — after EverMemBench-S
 def build_demo() -> None:
     """Build the demo workspace with a visible progress bar (``emb_s_core.demo``), then show it.
 
-    ``EMB_S_DEMO_TOKENS`` sets a smaller bank (tests and quick looks); the default is the demo's own size.
+    ``EMB_S_DEMO_TOKENS`` sets a smaller bank and ``EMB_S_DEMO_RETRIEVERS`` (comma-separated specs) fewer retrievers,
+    for tests and quick looks; the defaults are the demo's own.
     """
     bar = st.progress(0.0, text="Building the demo workspace…")
 
@@ -29,8 +30,9 @@ def build_demo() -> None:
     tokens = int(os.environ["EMB_S_DEMO_TOKENS"]) if os.environ.get("EMB_S_DEMO_TOKENS") else None
     try:
         demo = importlib.import_module("emb_s_core.demo")
+        specs = tuple(s for s in os.environ.get("EMB_S_DEMO_RETRIEVERS", "").split(",") if s.strip())
         with widgets.guard():
-            demo.build(target, tokens=tokens, progress=progress)
+            demo.build(target, tokens=tokens, progress=progress, **({"retrievers": specs} if specs else {}))
     except ImportError as exc:
         bar.empty()
         st.warning(f"The demo workspace cannot be built in this installation ({exc}). Create a workspace with "

@@ -93,7 +93,7 @@ with tab_live:
                              placeholder="type a question and press Enter")
         c1, c2, c3 = st.columns([3, 2, 1])
         with c1:
-            chosen = st.multiselect("Retrievers", specs, default=specs[:2], key="live_specs")
+            chosen = state.multiselect("Retrievers", specs, "specs", default=specs[:2])
         with c2:
             rung = st.selectbox("Rung", lad.names, index=len(lad.names) - 1, key="live_rung")
         with c3:
