@@ -91,6 +91,7 @@ def overview(pq: pd.DataFrame, lad: ladder.Ladder | None, metric: str, x: str, r
     from emb_s_core.figures import heatmap
 
     cols = columns(lad, pq, x)
+    pq = pq[pq["run"].isin(run_names)] if len(pq) else pq  # only the shown runs are aggregated
     if pq.empty:
         agg = pd.DataFrame(columns=["run", x, "metric", "value", "n", "ci_low", "ci_high"])
     else:
