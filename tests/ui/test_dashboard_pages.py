@@ -94,6 +94,8 @@ def test_overview_heatmap_marks_cells_that_could_not_run(app_env):
     assert len(cells["x"]) == len(runs) * len(rungs)
     assert len(at.dataframe) == 1
     assert at.selectbox(key="url_metric").value == "SR@K"
+    labels = [b.proto.label for b in at.get("download_button")]  # every figure: 4 formats; the table: CSV, LaTeX
+    assert labels.count("⬇ PNG") == 2 and labels.count("⬇ PDF") == 2 and "⬇ LaTeX" in labels
     links = at.get("page_link")
     assert links and "Failures of overlap" in links[0].proto.label  # the no-click route to a cell's failures
 
