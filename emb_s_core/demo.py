@@ -45,7 +45,8 @@ def build(workspace_dir: str | Path, tokens: int | None = None, seed: int = 0, p
     report("building the ladder", 1.0)
     for spec in retrievers:
         stage = f"evaluating {spec}"
-        evaluate.evaluate(ws, spec, k=k, progress=lambda s, f, stage=stage: report(f"{stage}: {s}", f))
+        evaluate.evaluate(ws, spec, name=spec, k=k,
+                          progress=lambda s, f, stage=stage: report(f"{stage}: {s}", f))
         report(stage, 1.0)
     return ws
 
