@@ -11,7 +11,7 @@ import sys
 
 from emb_s_core.errors import EmbSError
 
-GROUPS = ["bank", "ladder", "demo", "report", "eval", "runs"]
+GROUPS = ["bank", "ladder", "demo", "eval", "runs", "report", "figure"]
 
 
 def build_parser() -> argparse.ArgumentParser:
