@@ -118,8 +118,11 @@ def localize(ws: Workspace, gateway: llm.Gateway, k: int = 10, name: str | None 
     name = name or default_name(gateway.model, k)
     config = {"model": gateway.model, "k": k, "prompt_version": prompt.version, "window": gateway.window,
               "max_tokens": gateway.max_tokens, "temperature": gateway.temperature}
+    existing = runs.get_run(ws, name)  # checked before planning so a changed config fails fast
+    if existing is not None and existing["config"] != config:
+        runs.create_run(ws, name, KIND, gateway.model, config)  # raises the one "another configuration" error
+    plan = _plan(ws, gateway, k, rungs, limit, name, prompt)  # bad rungs / limit raise before anything is written
     runs.create_run(ws, name, KIND, gateway.model, config)
-    plan = _plan(ws, gateway, k, rungs, limit, name, prompt)
     for start in range(0, len(plan), batch_size):
         chunk = plan[start:start + batch_size]
         send = [p for p in chunk if p["messages"] is not None]

@@ -48,3 +48,30 @@ def make_workspace(root: Path) -> Workspace:
     ws = Workspace(root / "ws")
     ladder.build(ws, ladder.LadderOptions(base="2K", domain_sizes=("2K", "4K"), shared_size="4K", reserve=256))
     return ws
+
+
+def scripted(monkeypatch, responder) -> dict:
+    """Route every litellm.completion through ``responder(messages) -> mock_response`` (a reply string or an
+    exception); litellm still builds the response, usage and cost. Returns a dict counting calls."""
+    from emb_s_core import llm
+
+    litellm = llm._litellm()
+    real = getattr(litellm.completion, "unscripted", litellm.completion)  # re-scripting replaces, never chains
+    state = {"n": 0}
+
+    def fake(*args, **kwargs):
+        state["n"] += 1
+        kwargs["mock_response"] = responder(kwargs["messages"])
+        return real(*args, **kwargs)
+
+    fake.unscripted = real
+    monkeypatch.setattr(litellm, "completion", fake)
+    return state
+
+
+def question_of(messages) -> str:
+    """The question line of a QA or judge prompt."""
+    for line in messages[-1]["content"].splitlines():
+        if line.startswith("Question: "):
+            return line[len("Question: "):]
+    return ""
