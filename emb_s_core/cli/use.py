@@ -68,7 +68,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-k", type=int, default=10, help="K of SR@K for access (default 10)")
     p.add_argument("--access-threshold", type=float, default=1.0, help="accessed iff SR@K >= this (default 1.0)")
     p.add_argument("--score-threshold", type=float, default=4, help="answered well iff score >= this (default 4)")
-    p.add_argument("--by", default="rung", help=f"comma-separated breakdown (rung, domain, task_type, source, "
+    p.add_argument("--by", default="rung", help="comma-separated breakdown (rung, domain, task_type, source, "
                                                "multi_source)")
     p.add_argument("--rungs", default=None)
     p.add_argument("--cases", default=None, metavar="QUADRANT",

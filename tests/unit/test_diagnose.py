@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 
 import numpy as np
 import pandas as pd
@@ -12,7 +11,6 @@ from emb_s_core import diagnose, judge, llm, qa, runs
 from emb_s_core.cli import main
 from emb_s_core.errors import EmbSError
 from emb_s_core.figures.access_use import quadrant_shares
-from emb_s_core.store import Workspace
 from tests.unit.test_qa_judge import oracle_run, reader
 from tests.use_bank import make_workspace, scripted
 
