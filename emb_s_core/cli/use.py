@@ -91,6 +91,8 @@ def _gateway(args: argparse.Namespace, ws, model: str):
                                    temperature=args.temperature, concurrency=args.concurrency, params=params)
     if gw.is_local:
         print(f"model: {llm.LOCAL_MODEL} — {llm.LOCAL_LABEL}", file=sys.stderr)
+    if not args.estimate:
+        gw.check_credentials()  # a missing key fails before any counting or writing
     return gw
 
 

@@ -145,3 +145,21 @@ def test_bad_inputs_leave_workspace_unchanged(ws):
         localize.localize(ws, gw(ws), k=4, name="fixed", rungs=["2K/people"], limit=1)
     ws.refresh()
     assert ws.version == version
+
+
+def test_cli_missing_key_fails_before_anything(ws, monkeypatch, tmp_path, capsys):
+    from emb_s_core.cli import main
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.chdir(tmp_path)  # no .streamlit/secrets.toml
+    version = ws.version
+    assert main(["localize", "-w", str(ws.path), "--model", "gpt-4o-mini", "--limit", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "OPENAI_API_KEY" in err and "secrets.toml" in err
+    ws.refresh()
+    assert ws.version == version and runs.list_runs(ws).empty
+    assert main(["localize", "-w", str(ws.path), "--model", "gpt-4o-mini", "--limit", "1", "--rungs", "2K/people",
+                 "--estimate"]) == 0  # an estimate needs no key
+    assert "cost ≤ $" in capsys.readouterr().out
+    assert main(["localize", "-w", str(ws.path), "--model", "my-server/model", "--limit", "1"]) == 2
+    assert "--context-window" in capsys.readouterr().err
