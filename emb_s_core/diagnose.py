@@ -52,7 +52,8 @@ def quadrants(ws: Workspace, access_run: str, qa_run: str, judge: str = judge_mo
     """One row per (rung, qid) answered by ``qa_run``: access SR@K, judge score, quadrant (or None + reason).
 
     Columns: rung, qid, domain, task_type, source, n_gold, multi_source, access_status, sr, accessed, answer,
-    score, answered_well, quadrant, reason, access_run, qa_run, judge.
+    score, answered_well, quadrant, reason, access_ids (top-K of the access run), context_ids (the documents the
+    QA model saw; empty for GLOBAL, which saw the whole rung), access_run, qa_run, judge.
     """
     if runs.get_run(ws, access_run) is None:
         raise EmbSError(f"no run named {access_run!r}", fix="see `emb-s runs list` for the stored runs.")
@@ -61,7 +62,7 @@ def quadrants(ws: Workspace, access_run: str, qa_run: str, judge: str = judge_mo
     if k < 1:
         raise EmbSError(f"-k must be ≥ 1, got {k}", fix="pass -k N with N ≥ 1.")
     judge = judge_mod.judge_name(judge) if judge != judge_mod.REFERENCE and not judge.startswith("llm:") else judge
-    answers = qa.load_answers(ws, [qa_run])[["rung", "qid", "answer", "status"]].rename(
+    answers = qa.load_answers(ws, [qa_run])[["rung", "qid", "answer", "context_ids", "status"]].rename(
         columns={"status": "qa_status"})
     if rungs:
         answers = answers[answers["rung"].isin(rungs)]
@@ -81,6 +82,9 @@ def quadrants(ws: Workspace, access_run: str, qa_run: str, judge: str = judge_mo
         sub = df[has_access]
         sr[has_access] = success_at_k(sub["doc_ids"], sub["ref_ids"], k)
     df["sr"] = sr
+    # the evidence each side saw, for the drill-down: the access run's top-K and the QA context (rag)
+    df["access_ids"] = [list(ids)[:k] if ok else [] for ids, ok in zip(df["doc_ids"], has_access)]
+    df["context_ids"] = [list(c) if c is not None else [] for c in df["context_ids"]]
     df["accessed"] = pd.array(np.where(has_access, sr >= access_threshold, pd.NA), dtype="boolean")
     has_score = df["score"].notna().to_numpy()
     df["answered_well"] = pd.array(np.where(has_score, df["score"].to_numpy(float) >= score_threshold, pd.NA),
@@ -101,7 +105,8 @@ def quadrants(ws: Workspace, access_run: str, qa_run: str, judge: str = judge_mo
     order = {r: i for i, r in enumerate(_rung_order(ws))}
     df = df.sort_values(["rung", "qid"], key=lambda s: s.map(order) if s.name == "rung" else s, kind="stable")
     cols = ["rung", "qid", "domain", "task_type", "source", "n_gold", "multi_source", "access_status", "sr",
-            "accessed", "answer", "score", "answered_well", "quadrant", "reason", "access_run", "qa_run", "judge"]
+            "accessed", "answer", "score", "answered_well", "quadrant", "reason", "access_ids", "context_ids",
+            "access_run", "qa_run", "judge"]
     return df[cols].reset_index(drop=True)
 
 

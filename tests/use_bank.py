@@ -3,7 +3,10 @@ model's 8K window while the full bank does not."""
 from __future__ import annotations
 
 import random
+import shutil
 from pathlib import Path
+
+import pytest
 
 from emb_s_core import bank, ladder
 from emb_s_core.store import Workspace
@@ -48,6 +51,19 @@ def make_workspace(root: Path) -> Workspace:
     ws = Workspace(root / "ws")
     ladder.build(ws, ladder.LadderOptions(base="2K", domain_sizes=("2K", "4K"), shared_size="4K", reserve=256))
     return ws
+
+
+@pytest.fixture(scope="session")
+def use_base_ws(tmp_path_factory) -> Workspace:
+    """One tiny workspace per test session; tests take private copies through ``ws``."""
+    return make_workspace(tmp_path_factory.mktemp("use"))
+
+
+@pytest.fixture
+def ws(use_base_ws, tmp_path) -> Workspace:
+    """A private copy of the session's workspace (cheap: the bank is tiny), free to write to."""
+    shutil.copytree(use_base_ws.path, tmp_path / "ws")
+    return Workspace(tmp_path / "ws")
 
 
 def scripted(monkeypatch, responder) -> dict:

@@ -48,6 +48,9 @@ def test_quadrants_per_query(ws):
     assert (geo["sr"] == 1.0).all() and geo["accessed"].all()
     assert list(df["rung"].drop_duplicates()) == ["2K/geography", "2K/people", "8K"]  # ladder order
     assert set(diagnose.cases(df, diagnose.USE_FAILURE)["qid"]) == {"g01"}
+    g01 = df[(df["rung"] == "2K/geography") & (df["qid"] == "g01")].iloc[0]
+    assert g01["access_ids"] == [2, 190] and g01["context_ids"] == [2, 190] and g01["answer"] == "I do not know"
+    assert diagnose.quadrants(ws, "oracle", "qa1", k=1).iloc[0]["access_ids"].__len__() <= 1
 
 
 def test_thresholds_move_queries(ws):
@@ -117,3 +120,14 @@ def test_cli_diagnose(ws, capsys, tmp_path):
     assert "g01" in out and "p01" not in out
     assert main(["diagnose", "-w", str(ws.path), "--access-run", "nope", "--qa-run", "qa1"]) == 2
     assert "no run named 'nope'" in capsys.readouterr().err
+
+
+def test_missing_access_is_excluded_with_reason(ws):
+    oracle_run(ws, name="geo-only", rungs=("2K/geography",))
+    df = diagnose.quadrants(ws, "geo-only", "qa1")
+    people = df[df["rung"] == "2K/people"]
+    assert people["quadrant"].isna().all() and (people["reason"] == "access: missing").all()
+    assert people["accessed"].isna().all() and people["score"].notna().all()  # answered and judged, not accessed
+    s = diagnose.summary(df).set_index(["rung", "quadrant"])
+    assert s.loc[("2K/people", diagnose.ACCESS_FAILURE), "n"] == 0
+    assert s.loc[("2K/people", diagnose.ACCESS_FAILURE), "n_excluded"] == 12

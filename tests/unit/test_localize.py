@@ -8,23 +8,7 @@ import pytest
 
 from emb_s_core import ladder, llm, localize, protocol, runs
 from emb_s_core.errors import EmbSError
-from tests.use_bank import make_workspace
-
-
-@pytest.fixture(scope="module")
-def base_ws(tmp_path_factory):
-    return make_workspace(tmp_path_factory.mktemp("loc"))
-
-
-@pytest.fixture
-def ws(base_ws, tmp_path):
-    """A private copy of the module's workspace (cheap: the bank is tiny)."""
-    import shutil
-
-    from emb_s_core.store import Workspace
-
-    shutil.copytree(base_ws.path, tmp_path / "ws")
-    return Workspace(tmp_path / "ws")
+from tests.use_bank import use_base_ws, ws  # noqa: F401 (fixtures)
 
 
 def gw(ws, reply="[DocID=0] 12, 3, 12, 999", **kw):

@@ -3,26 +3,13 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 
 import numpy as np
 import pytest
 
 from emb_s_core import bank, judge, ladder, llm, protocol, qa, runs
 from emb_s_core.errors import EmbSError
-from emb_s_core.store import Workspace
-from tests.use_bank import make_workspace, question_of, scripted
-
-
-@pytest.fixture(scope="module")
-def base_ws(tmp_path_factory):
-    return make_workspace(tmp_path_factory.mktemp("qa"))
-
-
-@pytest.fixture
-def ws(base_ws, tmp_path):
-    shutil.copytree(base_ws.path, tmp_path / "ws")
-    return Workspace(tmp_path / "ws")
+from tests.use_bank import question_of, scripted, use_base_ws, ws  # noqa: F401 (fixtures)
 
 
 def gw(ws, **kw):
