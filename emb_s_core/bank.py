@@ -137,7 +137,7 @@ def add_bank(ws: Workspace, bank: Bank, *, fmt: str, path: str | Path, sha256: s
 
 
 def import_path(ws: Workspace | str | Path, fmt: str, path: str | Path, *, source: str | None = None,
-                progress: bool = False) -> ImportReport:
+                domain: str | None = None, progress: bool = False) -> ImportReport:
     """Read ``path`` in format ``fmt`` and add it to the workspace; the one entry point for CLI and UI.
 
     The file is read and validated before the workspace is opened (or created), so a bad file leaves no trace.
@@ -146,9 +146,7 @@ def import_path(ws: Workspace | str | Path, fmt: str, path: str | Path, *, sourc
     from emb_s_core.sources._io import sha256_of
 
     path = Path(path)
-    if not path.exists():
-        raise EmbSError(f"path not found: {path}", fix="check the path you passed to import.")
-    bank = read_bank(fmt, path, source)
+    bank = read_bank(fmt, path, source, domain)
     if not isinstance(ws, Workspace):
         ws = Workspace(ws, create=True)
     return add_bank(ws, bank, fmt=fmt, path=path, sha256=sha256_of(path), progress=progress)

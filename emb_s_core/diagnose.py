@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from emb_s_core import bank, judge as judge_mod, qa, runs
+from emb_s_core import bank, judge as judge_mod, metrics, qa, runs
 from emb_s_core.errors import EmbSError
 from emb_s_core.store import Workspace
 
@@ -35,15 +35,6 @@ LABELS = {
     ACCESS_FAILURE: "not accessed · answered badly (access failure)",
 }
 BREAKDOWNS = ("rung", "domain", "task_type", "source", "multi_source")
-
-
-def success_at_k(doc_ids: pd.Series, ref_ids: pd.Series, k: int) -> np.ndarray:
-    """``SR@K = |R[:K] ∩ G| / |G|`` per row.
-
-    Local until the metrics branch lands; then this is replaced by ``metrics.per_query``'s ``SR@K`` column.
-    """
-    return np.array([len(set(list(r)[:k]) & set(g)) / len(g) if len(g) else np.nan
-                     for r, g in zip(doc_ids, ref_ids)], dtype=float)
 
 
 def quadrants(ws: Workspace, access_run: str, qa_run: str, judge: str = judge_mod.REFERENCE, k: int = 10,
@@ -70,17 +61,20 @@ def quadrants(ws: Workspace, access_run: str, qa_run: str, judge: str = judge_mo
     if scored.empty and not answers.empty and (answers["qa_status"] == "ok").any():
         raise EmbSError(f"judge {judge!r} has not judged QA run {qa_run!r}",
                         fix=f"run `emb-s judge --qa-run {qa_run!r} --judge ...` first.")
-    res = runs.load_results(ws, runs=[access_run])[["rung", "qid", "doc_ids", "status"]].rename(
-        columns={"status": "access_status"})
-    qs = bank.queries(ws)[["qid", "ref_ids", "domain", "task_type", "source", "n_gold", "multi_source"]]
+    queries = bank.queries(ws)
+    res = runs.load_results(ws, runs=[access_run])
+    if len(res):  # SR@K from the one metrics implementation (NaN where the access cell is not ok)
+        sr_k = metrics.per_query(res, queries, ks=(k,))[["rung", "qid", f"SR@{k}"]].rename(columns={f"SR@{k}": "sr"})
+        res = res.merge(sr_k, on=["rung", "qid"], how="left")
+    else:
+        res["sr"] = pd.Series(dtype=float)
+    res = res[["rung", "qid", "doc_ids", "status", "sr"]].rename(columns={"status": "access_status"})
+    qs = queries[["qid", "domain", "task_type", "source", "n_gold", "multi_source"]]
     df = (answers.merge(res, on=["rung", "qid"], how="left")
           .merge(scored[["rung", "qid", "score"]], on=["rung", "qid"], how="left")
           .merge(qs, on="qid", how="left"))
     has_access = df["access_status"].eq(runs.OK).to_numpy()
-    sr = np.full(len(df), np.nan)
-    if has_access.any():
-        sub = df[has_access]
-        sr[has_access] = success_at_k(sub["doc_ids"], sub["ref_ids"], k)
+    sr = np.where(has_access, df["sr"].to_numpy(float), np.nan)
     df["sr"] = sr
     # the evidence each side saw, for the drill-down: the access run's top-K and the QA context (rag)
     df["access_ids"] = [list(ids)[:k] if ok else [] for ids, ok in zip(df["doc_ids"], has_access)]

@@ -229,7 +229,11 @@ def build(ws: Workspace, options: LadderOptions | None = None, progress: bool = 
             if size == base:
                 ids = base_pools[d]
             else:
-                ids = np.concatenate([base_pools[d], _prefix_within(others, tok, size - opts.reserve - used)])
+                mixed_in = _prefix_within(others, tok, size - opts.reserve - used)
+                if len(mixed_in) == 0:
+                    messages.append(f"{tokens.format_size(size)}/{d} skipped: no other domain's pool to mix in")
+                    continue
+                ids = np.concatenate([base_pools[d], mixed_in])
             kind = "domain" if size == base else "mixed"
             rungs.append(_rung(f"{tokens.format_size(size)}/{d}", kind, d, size, size - opts.reserve, ids,
                                kept_by_domain[d], docs, qs))

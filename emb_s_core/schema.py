@@ -98,6 +98,10 @@ class Bank:
     doc_locations: dict[int, str] = field(default_factory=dict)
     query_locations: dict[str, str] = field(default_factory=dict)
 
+    def skip(self, reason: str, n: int = 1) -> None:
+        """Count ``n`` rows left out for ``reason``; the counts are stored with the import and printed by the CLI."""
+        self.skipped[reason] = self.skipped.get(reason, 0) + n
+
     def validate(self) -> None:
         """Raise EmbSError on the first broken invariant, naming the record and where it was read."""
         seen: dict[int, str] = {}

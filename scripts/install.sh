@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+export PIP_ROOT_USER_ACTION=ignore
 
 "$PY" -m pip install -q --disable-pip-version-check -r requirements.txt
 "$PY" -m pip install -q --disable-pip-version-check --no-deps -r requirements-nodeps.txt

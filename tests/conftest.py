@@ -51,3 +51,22 @@ def native_bank(folder: Path, docs: list[dict] | None = None, queries: list[dict
     write_jsonl(folder / "documents.jsonl", docs)
     write_jsonl(folder / "queries.jsonl", queries)
     return folder
+
+
+def assert_import_fails(tmp_path: Path, fmt: str, path: Path, message: str, **kwargs) -> None:
+    """Importing ``path`` into a workspace that already holds a bank raises EmbSError matching ``message``,
+    and leaves the workspace exactly as it was (same version, same documents)."""
+    from emb_s_core import bank
+    from emb_s_core.errors import EmbSError
+    from emb_s_core.store import Workspace
+
+    ws_dir = tmp_path / "ws-before"
+    if not ws_dir.exists():
+        bank.import_path(ws_dir, "native", native_bank(tmp_path / "native-good"))
+    before = Workspace(ws_dir)
+    version, n_docs = before.version, len(bank.documents(before))
+    with pytest.raises(EmbSError, match=message):
+        bank.import_path(ws_dir, fmt, path, source=f"bad-{fmt}", **kwargs)
+    after = Workspace(ws_dir)
+    assert after.version == version
+    assert len(bank.documents(after)) == n_docs

@@ -11,7 +11,7 @@ import sys
 
 from emb_s_core.errors import EmbSError
 
-GROUPS = ["bank", "ladder", "use"]
+GROUPS = ["bank", "ladder", "demo", "report", "use"]
 
 
 def build_parser() -> argparse.ArgumentParser:

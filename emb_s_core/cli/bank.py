@@ -13,6 +13,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("path", help="file or folder to import")
     p.add_argument("--format", "-f", required=True, choices=sorted(FORMATS), dest="fmt")
     p.add_argument("--source", help="name recorded as the documents' source (default: the format)")
+    p.add_argument("--domain", help="domain set on every imported document and query that has none")
     add_workspace(p)
     p.set_defaults(func=cmd_import)
 
@@ -26,7 +27,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     from emb_s_core.bank import import_path
     from emb_s_core.store import Workspace
 
-    report = import_path(args.workspace, args.fmt, args.path, source=args.source, progress=True)
+    report = import_path(args.workspace, args.fmt, args.path, source=args.source, domain=args.domain,
+                         progress=True)
     ws = Workspace(args.workspace)
     if report.already_imported:
         print(f"{args.path} is already in the workspace as source {report.source!r}; nothing changed.")
@@ -35,8 +37,10 @@ def cmd_import(args: argparse.Namespace) -> int:
           f" into {ws.path} (version {ws.version})")
     for reason, n in report.skipped.items():
         print(f"  skipped {n:,}: {reason}")
-    for note in report.notes:
+    for note in report.notes[:10]:
         print(f"  note: {note}")
+    if len(report.notes) > 10:
+        print(f"  ... and {len(report.notes) - 10} more notes")
     return 0
 
 

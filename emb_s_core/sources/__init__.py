@@ -14,6 +14,13 @@ from emb_s_core.schema import Bank
 #: format name -> module under emb_s_core.sources
 FORMATS: dict[str, str] = {
     "native": "native",
+    "beir": "beir",
+    "hotpotqa": "hotpotqa",
+    "musique": "musique",
+    "2wiki": "twowiki",
+    "locomo": "locomo",
+    "emb-s-release": "emb_s_release",
+    "demo": "synthetic",
 }
 
 
@@ -23,8 +30,20 @@ def reader(fmt: str) -> Callable[..., Bank]:
     return importlib.import_module(f"emb_s_core.sources.{FORMATS[fmt]}").read
 
 
-def read_bank(fmt: str, path: str | Path, source: str | None = None) -> Bank:
-    """Read and validate one source; raises EmbSError naming the file and line of the first problem."""
-    bank = reader(fmt)(Path(path), source or fmt)
+def read_bank(fmt: str, path: str | Path, source: str | None = None, domain: str | None = None) -> Bank:
+    """Read and validate one source; raises EmbSError naming the file and line of the first problem.
+
+    ``domain`` is set on every document and query that has none: most public datasets carry no domain, and the
+    ladder builds its 64K/128K/256K rungs per domain.
+    """
+    if domain is not None and not domain.strip():
+        raise EmbSError("--domain is empty", fix="pass a domain name, e.g. --domain wikipedia, or leave it out.")
+    path = Path(path)
+    if not path.exists():
+        raise EmbSError(f"path not found: {path}", fix="check the path you passed to import.")
+    bank = reader(fmt)(path, source or fmt)
+    if domain:
+        for record in (*bank.documents, *bank.queries):
+            record.domain = record.domain or domain.strip()
     bank.validate()
     return bank

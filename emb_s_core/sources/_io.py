@@ -17,10 +17,19 @@ def require_file(path: Path, what: str) -> Path:
     return path
 
 
+#: files larger than this show a reading progress bar on stderr (smaller ones read in about a second)
+PROGRESS_BYTES = 32 << 20
+
+
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for every non-blank line; malformed JSON raises with file and line."""
-    with open(path, encoding="utf-8") as fh:
+    from tqdm import tqdm
+
+    size = path.stat().st_size
+    with open(path, encoding="utf-8") as fh, tqdm(total=size, unit="B", unit_scale=True, desc=f"reading {path.name}",
+                                                  disable=size < PROGRESS_BYTES, leave=False) as bar:
         for line_no, line in enumerate(fh, start=1):
+            bar.update(len(line.encode("utf-8")) if size >= PROGRESS_BYTES else 0)
             if not line.strip():
                 continue
             try:
@@ -49,6 +58,45 @@ def load_json(path: Path) -> Any:
                 where=at(path, exc.lineno),
                 fix="the file must be one valid JSON document.",
             ) from None
+
+
+def iter_json_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(location, object) from a JSON Lines file or a file holding one JSON array of objects.
+
+    Why both: the same dataset ships either way (official HotpotQA is one array, processed copies are JSONL);
+    the first non-blank character decides. Locations read ``file line N`` or ``file record N`` (1-based).
+    """
+    with open(path, encoding="utf-8") as fh:
+        head = fh.read(4096).lstrip()
+    if head.startswith("["):
+        data = load_json(path)
+        for i, obj in enumerate(data, start=1):
+            where = at(path.name, record=i)
+            if not isinstance(obj, dict):
+                raise EmbSError(f"expected a JSON object, got {type(obj).__name__}", where=where,
+                                fix="the array must hold one JSON object per question.")
+            yield where, obj
+    else:
+        for line, obj in iter_jsonl(path):
+            yield at(path.name, line), obj
+
+
+def data_files(path: Path, what: str) -> list[Path]:
+    """The file itself, or every ``*.jsonl`` / ``*.json`` file in a folder (sorted), for one-file datasets."""
+    if not path.exists():
+        raise EmbSError(f"{what} not found: {path}", fix="check the path (and the --format).")
+    if path.is_file():
+        return [path]
+    files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in (".jsonl", ".json"))
+    if not files:
+        raise EmbSError(f"no .jsonl or .json file in {path}", fix=f"point at the {what} file itself.")
+    return files
+
+
+def iter_data_records(path: Path, what: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(location, object) over every JSON / JSONL file of :func:`data_files`: one record per question."""
+    for file in data_files(path, what):
+        yield from iter_json_records(file)
 
 
 def iter_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

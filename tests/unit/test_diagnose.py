@@ -63,11 +63,15 @@ def test_thresholds_move_queries(ws):
     assert (k1[k1["qid"].str.startswith("g") & k1["quadrant"].notna()]["accessed"]).all()
 
 
-def test_success_at_k():
-    sr = diagnose.success_at_k(pd.Series([[1, 2, 3], [4, 5], [9]]), pd.Series([[3, 7], [4], [1]]), k=2)
-    assert list(sr) == [0.0, 1.0, 0.0]
-    sr3 = diagnose.success_at_k(pd.Series([[1, 2, 3]]), pd.Series([[3, 7]]), k=3)
-    assert list(sr3) == [0.5]
+def test_sr_comes_from_metrics(ws):
+    """Access uses metrics.per_query's SR@K (one implementation of the formula)."""
+    from emb_s_core import bank, metrics
+
+    df = diagnose.quadrants(ws, "oracle", "qa1", k=1)
+    pq = metrics.per_query(runs.load_results(ws, runs=["oracle"]), bank.queries(ws), ks=(1,))
+    both = df.merge(pq[["rung", "qid", "SR@1"]], on=["rung", "qid"])
+    ok = both["access_status"] == runs.OK
+    assert ok.sum() == 24 and np.allclose(both.loc[ok, "sr"], both.loc[ok, "SR@1"])
 
 
 def test_summary_shares_and_breakdowns(ws):

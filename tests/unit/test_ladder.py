@@ -1,6 +1,7 @@
 """The ladder's invariants on a generated bank: budgets, gold coverage, nesting, determinism, strictness."""
 from __future__ import annotations
 
+import json
 import random
 
 import numpy as np
@@ -113,3 +114,13 @@ def test_no_ladder_yet_is_a_clear_error(tmp_path):
         ladder.load(Workspace(tmp_path / "ws"))
     with pytest.raises(EmbSError, match="not larger than the reserve"):
         ladder.build(Workspace(tmp_path / "ws"), ladder.LadderOptions(base="1K"))
+
+
+def test_single_domain_bank_skips_mixed_rungs_with_a_message(tmp_path):
+    folder = make_bank(tmp_path / "b", n_docs=200, n_queries=10)
+    rows = [json.loads(line) for line in (folder / "queries.jsonl").read_text().splitlines()]
+    write_jsonl(folder / "queries.jsonl", [dict(r, domain="medical") for r in rows])
+    bank.import_path(tmp_path / "ws", "native", folder)
+    lad = ladder.build(Workspace(tmp_path / "ws"), OPTS)
+    assert "32K/medical" not in lad.names
+    assert any("32K/medical skipped: no other domain's pool to mix in" in m for m in lad.messages)
