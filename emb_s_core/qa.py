@@ -131,7 +131,10 @@ def _plan(ws: Workspace, gateway: llm.Gateway, setting: str, context_run: str | 
                                  reason=f"context run has no ranking here ({status or 'missing'})")
                     plan.append(entry)
                     continue
-                context_ids = [int(i) for i in list(ids)[:k]]
+                # ids that name no document (a localization reply can invent them) fill a slot with nothing
+                top = [int(i) for i in list(ids)[:k]]
+                context_ids = [i for i in top if i in docs.index]
+                entry["missing_ids"] = [i for i in top if i not in docs.index]
                 context = protocol.context_of(docs, context_ids)
                 base = 0
             entry["context_ids"] = context_ids if setting == RAG else []  # GLOBAL: the whole rung, not repeated
@@ -188,7 +191,8 @@ def answer(ws: Workspace, gateway: llm.Gateway, setting: str = RAG, context_run:
                          "answer": result.text if result.status == llm.OK else None,
                          "prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens,
                          "cost": result.cost, "status": result.status,
-                         "detail": json.dumps({"cached": result.cached, "error": result.error})})
+                         "detail": json.dumps({"cached": result.cached, "error": result.error,
+                                               "missing_ids": p.get("missing_ids", [])})})
         table = pa.Table.from_pandas(pd.DataFrame(rows), schema=QA_ANSWERS_SCHEMA, preserve_index=False)
         with ws.transaction():
             ws.write("qa_answers", table, schema=QA_ANSWERS_SCHEMA)

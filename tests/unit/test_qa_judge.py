@@ -116,6 +116,20 @@ def test_rag_without_ranking_is_no_context(ws, monkeypatch):
     assert list(ans["status"]) == [qa.NO_CONTEXT] and ans["answer"].isna().all()
 
 
+def test_rag_skips_ids_that_name_no_document(ws, monkeypatch):
+    """A localization reply can invent ids: they take their slot of the top-K but bring no document."""
+    runs.create_run(ws, "inventive", "localize", "x", {})
+    runs.save_results(ws, "inventive", [{"rung": "2K/geography", "qid": "g00", "doc_ids": [99999, 0, 4]}])
+    seen = []
+    respond = reader(ws)
+    scripted(monkeypatch, lambda m: (seen.append(m[-1]["content"]), respond(m))[1])
+    name = qa.answer(ws, gw(ws), setting="rag", context_run="inventive", k=2, rungs=["2K/geography"], limit=1)
+    row = qa.load_answers(ws, [name]).iloc[0]
+    assert row["status"] == "ok" and list(row["context_ids"]) == [0]
+    assert json.loads(row["detail"])["missing_ids"] == [99999]
+    assert re.findall(r"\[DocID=(\d+)\]", seen[0]) == ["0"]
+
+
 def test_global_qa_fits_or_does_not(ws, monkeypatch):
     lad = ladder.load(ws)
     calls = scripted(monkeypatch, reader(ws))
