@@ -52,7 +52,7 @@ def test_prompt_serializes_the_rung(ws):
     msgs = localize.messages_for(prompt, "What is the capital of Zorland?", context, 5)
     text = msgs[0]["content"]
     assert prompt.version == "localize_v1" and "What is the capital of Zorland?" in text
-    assert "5 documents" in text and context in text
+    assert "5 most relevant" in text and context in text
     with pytest.raises(EmbSError, match="no prompt file"):
         protocol.load_prompt("localize", version=99)
 
