@@ -116,7 +116,8 @@ def localize(ws: Workspace, gateway: llm.Gateway, k: int = 10, name: str | None 
     gateway.check_credentials()
     prompt = protocol.load_prompt("localize")
     name = name or default_name(gateway.model, k)
-    config = {"model": gateway.model, "k": k, "prompt_version": prompt.version, "window": gateway.window,
+    config = {"model": gateway.model, "k": k, "prompt_version": prompt.version, "prompt_sha": prompt.digest,
+              "window": gateway.window,
               "max_tokens": gateway.max_tokens, "temperature": gateway.temperature}
     existing = runs.get_run(ws, name)  # checked before planning so a changed config fails fast
     if existing is not None and existing["config"] != config:

@@ -23,6 +23,14 @@ class Prompt:
     version: str  # e.g. "judge_v1" (the file name): stored with every answer so prompts can change safely
     template: str
 
+    @property
+    def digest(self) -> str:
+        """Hash of the template: stored in run configs, so editing a prompt without a new version cannot silently
+        resume a run made with the old text."""
+        import hashlib
+
+        return hashlib.sha256(self.template.encode("utf-8")).hexdigest()[:12]
+
     def render(self, **fields: object) -> str:
         return self.template.format(**fields)
 

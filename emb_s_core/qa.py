@@ -172,7 +172,8 @@ def answer(ws: Workspace, gateway: llm.Gateway, setting: str = RAG, context_run:
     plan = _plan(ws, gateway, setting, context_run, k, rungs, limit, name, prompt)
     k_stored = k if setting == RAG else 0
     config = {"model": gateway.model, "setting": setting, "context_run": context_run if setting == RAG else None,
-              "k": k_stored, "prompt_version": prompt.version, "window": gateway.window,
+              "k": k_stored, "prompt_version": prompt.version, "prompt_sha": prompt.digest,
+              "window": gateway.window,
               "max_tokens": gateway.max_tokens, "temperature": gateway.temperature}
     _register(ws, name, gateway.model, setting, config["context_run"], k_stored, config)
     for start in range(0, len(plan), batch_size):

@@ -147,3 +147,13 @@ def test_cli_missing_key_fails_before_anything(ws, monkeypatch, tmp_path, capsys
     assert "cost ≤ $" in capsys.readouterr().out
     assert main(["localize", "-w", str(ws.path), "--model", "my-server/model", "--limit", "1"]) == 2
     assert "--context-window" in capsys.readouterr().err
+
+
+def test_edited_prompt_cannot_resume_an_old_run(ws, monkeypatch):
+    localize.localize(ws, gw(ws), k=3, name="p", rungs=["2K/people"], limit=1)
+    real = protocol.load_prompt("localize")
+    edited = protocol.Prompt(real.name, real.version, real.template + "\nBe brief.")
+    assert edited.digest != real.digest
+    monkeypatch.setattr(protocol, "load_prompt", lambda name, version=1: edited)
+    with pytest.raises(EmbSError, match="another configuration"):
+        localize.localize(ws, gw(ws), k=3, name="p", rungs=["2K/people"], limit=1)
