@@ -6,8 +6,10 @@
   repeat is its own cache entry), so the spread of a judge can be measured.
 - Reference match (``judge = "reference"``): SQuAD-style normalization (lower case, no punctuation, no articles,
   single spaces); the best over the answer and its aliases of exact match and token F1,
-  ``F1 = 2·P·R / (P + R)`` over the normalized token bags; ``score = 5`` on exact match, else ``min(4, round(5·F1))``.
-  It is the standard metric for the HotpotQA-style datasets and needs no model.
+  ``F1 = 2·P·R / (P + R)`` over the normalized token bags; ``score = 5`` on exact match, ``4`` when the normalized
+  answer appears as a whole phrase inside a longer prediction (answer containment, the usual lenient match for
+  verbose generators), else ``min(3, round(5·F1))``. It is the standard metric for the HotpotQA-style datasets and
+  needs no model.
 
 Judgments live in the table ``judgments`` (one row per judge × QA run × rung × query × repeat).
 """
@@ -59,8 +61,15 @@ def reference_score(prediction: str | None, answer: str | None, aliases: list[st
     truths = [t for t in [answer, *(aliases or [])] if t]
     em = max((float(normalize(prediction) == normalize(t) and bool(normalize(t))) for t in truths), default=0.0)
     f1 = max((token_f1(prediction, t) for t in truths), default=0.0)
-    score = 5 if em else min(4, int(round(5 * f1)))
-    return {"score": score, "em": em, "f1": f1}
+    contained = any(_contains(prediction, t) for t in truths)
+    score = 5 if em else 4 if contained else min(3, int(round(5 * f1)))
+    return {"score": score, "em": em, "f1": f1, "contained": contained}
+
+
+def _contains(prediction: str | None, answer: str) -> bool:
+    """The normalized answer occurs as a whole-token phrase in the normalized prediction."""
+    truth = normalize(answer)
+    return bool(truth) and f" {truth} " in f" {normalize(prediction)} "
 
 
 # --------------------------------------------------------------------------------------------- LLM judge

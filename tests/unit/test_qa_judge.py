@@ -50,7 +50,11 @@ def reader(ws, always_right=(), always_wrong=()):
     ("Quimby", "Quimby", [], 5),
     ("the quimby.", "Quimby", [], 5),  # articles, case, punctuation
     ("In 1805", "1805", ["in 1805"], 5),  # alias
-    ("Quimby town", "Quimby", [], 3),  # F1 = 2/3 → round(3.33)
+    ("Quimby town", "Quimby", [], 4),  # contains the answer as a whole phrase
+    ("The director was Klara Windvounski in 2017.", "Klara Windvounski", [], 4),
+    ("They awarded 10,242 bursaries", "10,242", [], 4),
+    ("They awarded 110,242 bursaries", "10,242", [], 0),  # a longer number is not the answer
+    ("Quimbys town", "Quimby town", [], 2),  # F1 = 1/2 → round(2.5) = 2, no containment
     ("Pexa", "Quimby", [], 0),
     ("", "Quimby", [], 0),
     (None, "Quimby", [], 0),
