@@ -43,6 +43,7 @@ def build(workspace_dir: str | Path, tokens: int | None = None, seed: int = 0, p
         report("building the ladder", 0.0)
         ladder.build(ws, ladder.LadderOptions(seed=seed))
     report("building the ladder", 1.0)
+    k = min(k, min(r.n_documents for r in ladder.load(ws).rungs))  # small demo banks have small base rungs
     for spec in retrievers:
         stage = f"evaluating {spec}"
         evaluate.evaluate(ws, spec, name=spec, k=k,
