@@ -86,8 +86,10 @@ def add_bank(ws: Workspace, bank: Bank, *, fmt: str, path: str | Path, sha256: s
             fix="give the queries distinct qids, or import into a new workspace.",
         )
     encoding = encoding_of(ws)
-    rendered = [render_document(d.title, d.text) for d in docs]
-    counts = _count_tokens(rendered, encoding, progress)
+    if bank.encoding == encoding and all(d.n_tokens is not None for d in docs):
+        counts = [int(d.n_tokens) for d in docs]  # counted by the importer in this encoding: count once
+    else:
+        counts = _count_tokens([render_document(d.title, d.text) for d in docs], encoding, progress)
     doc_table = pa.table(
         {
             "doc_id": [d.doc_id + offset for d in docs],

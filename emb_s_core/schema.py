@@ -88,6 +88,8 @@ class Bank:
 
     ``locations`` maps a document id or qid to where it was read (``file line N``) for error messages.
     ``renumber`` is True when the ids are local (0..n-1 in file order) and the workspace assigns the final ones.
+    ``encoding`` names the tokenizer of the documents' ``n_tokens`` when the importer already counted them (the demo
+    generator must, to hit its size), so the workspace does not count them again.
     """
 
     source: str
@@ -98,6 +100,7 @@ class Bank:
     notes: list[str] = field(default_factory=list)
     doc_locations: dict[int, str] = field(default_factory=dict)
     query_locations: dict[str, str] = field(default_factory=dict)
+    encoding: str | None = None
 
     def skip(self, reason: str, n: int = 1) -> None:
         """Count ``n`` rows left out for ``reason``; the counts are stored with the import and printed by the CLI."""

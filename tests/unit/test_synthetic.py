@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from emb_s_core import bank as bank_mod
+from emb_s_core import tokens
 from emb_s_core.errors import EmbSError
 from emb_s_core.schema import render_document
 from emb_s_core.sources import FORMATS, read_bank
@@ -183,6 +184,10 @@ def test_imports_into_a_workspace(tmp_path, demo):
     assert summary["multi_source_queries"] == sum(len(q.ref_ids) > 1 for q in demo.queries)
     qs = bank_mod.queries(ws)
     assert set(qs["task_type"]) == set(syn.TASK_TYPES)
+    # the generator's own counts are stored, not counted again, and they are the true counts
+    docs = bank_mod.documents(ws, ["title", "text", "n_tokens"]).sample(50, random_state=0)
+    assert docs["n_tokens"].tolist() == tokens.count_batch(
+        [render_document(t, x) for t, x in zip(docs["title"], docs["text"])])
 
 
 def test_demo_format_reads_an_options_file(tmp_path):
