@@ -11,7 +11,7 @@ import sys
 
 from emb_s_core.errors import EmbSError
 
-GROUPS = ["bank", "ladder"]
+GROUPS = ["bank", "ladder", "collide"]
 
 
 def build_parser() -> argparse.ArgumentParser:
