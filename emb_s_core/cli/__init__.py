@@ -11,7 +11,7 @@ import sys
 
 from emb_s_core.errors import EmbSError
 
-GROUPS = ["bank", "ladder", "collide"]
+GROUPS = ["bank", "ladder", "demo", "report", "collide"]
 
 
 def build_parser() -> argparse.ArgumentParser:

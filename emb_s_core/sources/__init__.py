@@ -20,6 +20,7 @@ FORMATS: dict[str, str] = {
     "2wiki": "twowiki",
     "locomo": "locomo",
     "emb-s-release": "emb_s_release",
+    "demo": "synthetic",
 }
 
 

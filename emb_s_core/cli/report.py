@@ -1,0 +1,80 @@
+"""``emb-s report`` (the score table, exported) and ``emb-s compare`` (paired test of two runs per rung)."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from emb_s_core.cli.common import add_workspace, print_table
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    r = sub.add_parser("report", help="metrics of every run on every rung, with n and bootstrap 95%% intervals")
+    add_workspace(r)
+    r.add_argument("--format", choices=["table", "csv", "json", "markdown", "latex"], default=None,
+                   help="output format (default: from --out's suffix, else an aligned text table)")
+    r.add_argument("--metrics", default=None,
+                   help="comma-separated, e.g. R@1,SR@10,FR@10,MRR,nDCG@10,HN-intrusion; SR@K = every K (default all)")
+    r.add_argument("--by", default="", help="breakdown columns, comma-separated: domain,task_type,source,multi_source")
+    r.add_argument("--runs", default=None, help="comma-separated run names (default: every run)")
+    r.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates (0: no intervals)")
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--out", default=None, metavar="FILE", help="write to FILE (.csv .json .md .tex) instead of stdout")
+    r.set_defaults(func=cmd_report)
+    c = sub.add_parser("compare", help="paired test of two runs on every rung both have")
+    add_workspace(c)
+    c.add_argument("run_a", metavar="RUN_A")
+    c.add_argument("run_b", metavar="RUN_B")
+    c.add_argument("--metric", default="SR@10", help="one metric (default SR@10)")
+    c.add_argument("--rungs", default=None, help="comma-separated rung names (default: every shared rung)")
+    c.add_argument("--n-resamples", type=int, default=10000)
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--format", choices=["table", "csv", "json", "markdown", "latex"], default="table")
+    c.set_defaults(func=cmd_compare)
+
+
+def _split(value: str | None) -> list[str] | None:
+    return None if value is None else [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _open(path: str):
+    from emb_s_core.store import Workspace
+
+    return Workspace(path)  # raises EmbSError naming the folder when it is no workspace
+
+
+def _emit(df, fmt: str | None, out: str | None) -> None:
+    from emb_s_core import export
+
+    if out is not None:
+        path = export.write_table(df, out, None if fmt in (None, "table") else fmt)
+        print(f"wrote {len(df)} rows to {path}", file=sys.stderr)
+    elif fmt in (None, "table"):
+        print_table(df.to_dict("records"))
+    else:
+        sys.stdout.write(export.table_to(df, fmt))
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from emb_s_core import report
+
+    ws = _open(args.workspace)
+    df = report.rows(ws, runs=_split(args.runs), metric_names=_split(args.metrics), by=_split(args.by) or [],
+                     n_boot=args.n_boot, seed=args.seed)
+    _emit(df, args.format, args.out)
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from emb_s_core import report
+
+    ws = _open(args.workspace)
+    df = report.compare(ws, args.run_a, args.run_b, metric=args.metric, rungs=_split(args.rungs),
+                        n_resamples=args.n_resamples, seed=args.seed)
+    cols = ["rung", "metric", "n", "mean_a", "mean_b", "delta", "ci_low", "ci_high", "p_value", "wins", "losses",
+            "ties"]
+    _emit(df[cols], args.format, None)
+    if args.format == "table":
+        print(f"\ndelta = {args.run_a} − {args.run_b} over the queries both scored (n = 0: none, e.g. does not fit)")
+        for test in dict.fromkeys(df["test"]):
+            print(f"test: {test}")
+    return 0

@@ -1,0 +1,382 @@
+"""EMB-S retrieval metrics (DESIGN.md §1, paper §A.5), vectorized; bootstrap intervals and paired tests.
+
+Per query ``q`` with gold set ``G`` (the RefList, duplicates removed) and stored ranked list ``R`` (positions are
+1-based; the stored order is the ranking, scores are never re-sorted, so ties keep the order the system gave):
+
+- ``rank(g)``       = first position of ``g`` in ``R``; 0 when ``g`` is not in ``R`` (treated as ∞ below)
+- ``SR@K``          = |{g ∈ G : 1 ≤ rank(g) ≤ K}| / |G|                      (all queries; ranx ``recall@k``)
+- ``FR@K``          = 1[∀ g ∈ G : 1 ≤ rank(g) ≤ K]                            (multi-source queries only, |G| > 1)
+- ``R@1``           = 1[R[1] ∈ G]                                             (single-source queries only, |G| = 1)
+- ``MRR``           = 1 / min_{g ∈ G, rank(g) > 0} rank(g), 0 if no gold is retrieved (whole stored list)
+- ``nDCG@10``       = DCG / IDCG, DCG = Σ_{g: 1 ≤ rank(g) ≤ 10} 1 / log2(rank(g) + 1),
+                      IDCG = Σ_{i=1}^{min(|G|, 10)} 1 / log2(i + 1)            (binary gain; ranx ``ndcg@10``)
+- ``HN-intrusion``  = 1[min_{h ∈ H, rank(h) > 0} rank(h) < max_{g ∈ G} rank∞(g)] with rank∞(g) = ∞ when g is not
+                      retrieved: some verified hard negative ``h`` is ranked above some gold document. A retrieved
+                      hard negative therefore intrudes whenever a gold document is missing from the list; when no
+                      hard negative is retrieved it is 0; NaN when the query has no hard negative at all.
+
+K larger than the list simply scores the list (a list of 10 has SR@100 = SR@10); an empty ``ok`` list scores 0.
+Rows whose status is not ``ok`` ("does_not_fit", "error") get NaN metrics and are left out of every ``n``: a cell a
+model could not run is never a zero.
+
+Aggregates are means over the queries with a defined value, each with its ``n`` and a seeded bootstrap 95%
+percentile interval; two systems on one rung are compared with a paired test over the queries both have.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from emb_s_core.errors import EmbSError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from emb_s_core.store import Workspace
+
+KS: tuple[int, ...] = (1, 5, 10, 20, 50, 100)
+METRIC_NAMES = ("R@1", "SR@K", "FR@K", "MRR", "nDCG@10", "HN-intrusion")
+OK = "ok"  # same value as runs.OK; kept here so metrics does not import the store layer
+_PAD = np.iinfo(np.int64).min  # never a doc id: pads ragged id lists into matrices
+_EXACT_MAX = 24  # at most 2^24 sign vectors are enumerated for an exact p-value
+_ROWS = 16384  # result rows scored at once by per_query
+_BLOCK = 4096  # rows per block for the (rows × gold × list) comparison: bounds memory at ~40 MB
+_QUERY_COLUMNS = ("domain", "task_type", "source")
+_HN_COLUMN = "hn_intrusion"
+
+
+# ------------------------------------------------------------------------------------------- per query
+def per_query(results: pd.DataFrame, queries: pd.DataFrame, ks: Sequence[int] = KS) -> pd.DataFrame:
+    """One row per (run, rung, qid) with every metric of the module docstring, plus gold/hard-negative ranks.
+
+    ``results``: run, rung, qid, doc_ids (ranked), [status] — the shape of ``runs.load_results``.
+    ``queries``: qid, ref_ids, [hard_negative_ids, domain, task_type, source] — the shape of ``bank.queries``.
+    Work is done on padded int64 matrices in row blocks (no per-query Python loop): ranks come from one equality
+    comparison of the gold and hard-negative matrices against the ranked-list matrix.
+    """
+    ks = tuple(sorted({int(k) for k in ks}))
+    if not ks or ks[0] < 1:
+        raise EmbSError(f"cut-offs K must be positive integers, got {list(ks)}", fix="pass e.g. ks=(1, 10, 100).")
+    for col in ("run", "rung", "qid", "doc_ids"):
+        if col not in results.columns:
+            raise EmbSError(f"results have no column {col!r}", fix="pass the frame of runs.load_results().")
+    for col in ("qid", "ref_ids"):
+        if col not in queries.columns:
+            raise EmbSError(f"queries have no column {col!r}", fix="pass the frame of bank.queries().")
+    results = results.reset_index(drop=True)
+    qs = queries.drop_duplicates("qid", keep="last").reset_index(drop=True)
+    qpos = pd.Index(qs["qid"]).get_indexer(results["qid"])
+    if (qpos < 0).any():
+        bad = results.loc[qpos < 0].iloc[0]
+        raise EmbSError(
+            f"results name qid {bad['qid']!r} ({int((qpos < 0).sum())} rows in all) that is not in the bank's queries",
+            where=f"run {bad['run']!r}, rung {bad['rung']!r}",
+            fix="import the queries the run was made for, or delete the run (`emb-s runs delete NAME`).",
+        )
+    if len(results) > _ROWS:  # bounded memory and cache-sized matrices: score in slices of rows
+        return pd.concat([per_query(results.iloc[i:i + _ROWS], qs, ks) for i in range(0, len(results), _ROWS)],
+                         ignore_index=True)
+    status = (results["status"].fillna(OK).astype(str).to_numpy() if "status" in results.columns
+              else np.full(len(results), OK, dtype=object))
+    ok = status == OK
+
+    gold_q, n_gold_q = _dedup(_padded(qs["ref_ids"]))
+    hn_col = qs["hard_negative_ids"] if "hard_negative_ids" in qs.columns else pd.Series([[]] * len(qs))
+    hn_q, n_hn_q = _dedup(_padded(hn_col))
+    ranked = _padded(results["doc_ids"], rows_ok=ok)
+    n_ret = (ranked != _PAD).sum(axis=1)
+
+    gold = gold_q[qpos]
+    hn = hn_q[qpos]
+    n_gold = n_gold_q[qpos]
+    n_hn = n_hn_q[qpos]
+    gold_ranks = _ranks(gold, ranked)
+    hn_ranks = _ranks(hn, ranked)
+
+    gvalid = gold != _PAD
+    out = pd.DataFrame({"run": results["run"].to_numpy(), "rung": results["rung"].to_numpy(),
+                        "qid": results["qid"].to_numpy(), "status": status})
+    out["n_gold"] = n_gold
+    out["multi_source"] = n_gold > 1
+    for col in _QUERY_COLUMNS:
+        out[col] = qs[col].to_numpy()[qpos] if col in qs.columns else None
+    out["n_hn"] = n_hn
+    out["n_retrieved"] = np.where(ok, n_ret, 0)
+
+    nan = np.nan
+    denom = np.maximum(n_gold, 1).astype(np.float64)
+    hits = {k: ((gold_ranks > 0) & (gold_ranks <= k)).sum(axis=1) for k in set(ks) | {1}}
+    single = n_gold == 1
+    out["R@1"] = np.where(ok & single, hits[1] / denom, nan)
+    for k in ks:
+        out[f"SR@{k}"] = np.where(ok, hits[k] / denom, nan)
+    for k in ks:
+        out[f"FR@{k}"] = np.where(ok & ~single, (hits[k] == n_gold).astype(np.float64), nan)
+    rank_inf = np.where(gold_ranks > 0, gold_ranks, np.iinfo(np.int64).max)
+    first = np.where(gvalid, rank_inf, np.iinfo(np.int64).max).min(axis=1)
+    out["MRR"] = np.where(ok, np.where(first < np.iinfo(np.int64).max, 1.0 / np.maximum(first, 1), 0.0), nan)
+    disc = np.where((gold_ranks > 0) & (gold_ranks <= 10), 1.0 / np.log2(np.maximum(gold_ranks, 1) + 1.0), 0.0)
+    ideal = np.cumsum(1.0 / np.log2(np.arange(2, 12)))  # IDCG for 1..10 gold documents
+    idcg = ideal[np.clip(n_gold, 1, 10) - 1]
+    out["nDCG@10"] = np.where(ok, disc.sum(axis=1) / idcg, nan)
+    last_gold = np.where(gvalid, rank_inf, 0).max(axis=1)  # ∞ as soon as one gold is missing
+    first_hn = np.where(hn_ranks > 0, hn_ranks, np.iinfo(np.int64).max).min(axis=1)
+    intr = (first_hn < last_gold).astype(np.float64)
+    out[_HN_COLUMN] = np.where(ok & (n_hn > 0), intr, nan)
+    out["gold_ranks"] = _ragged(gold_ranks, n_gold, ok)
+    out["hn_ranks"] = _ragged(hn_ranks, n_hn, ok)
+    return out
+
+
+def _padded(col: pd.Series | Iterable, rows_ok: np.ndarray | None = None) -> np.ndarray:
+    """Ragged id lists → (rows × longest) int64 matrix padded with ``_PAD``; rows not ok become empty."""
+    lists = [_EMPTY if v is None or (isinstance(v, float) and np.isnan(v)) else np.asarray(v, np.int64)
+             for v in col]
+    lengths = np.fromiter((len(v) for v in lists), np.int64, len(lists))
+    if rows_ok is not None and not rows_ok.all():
+        lengths = np.where(rows_ok, lengths, 0)
+        lists = [v for v, keep in zip(lists, rows_ok) if keep]
+    width = int(lengths.max()) if len(lengths) else 0
+    mat = np.full((len(lengths), max(width, 1)), _PAD, dtype=np.int64)
+    if lengths.sum():
+        mat[np.arange(mat.shape[1])[None, :] < lengths[:, None]] = np.concatenate(lists)
+    return mat
+
+
+_EMPTY = np.empty(0, np.int64)
+
+
+def _dedup(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Drop repeated ids within each row (keeping first occurrences, left-aligned); returns (matrix, counts)."""
+    same = mat[:, :, None] == mat[:, None, :]
+    earlier = np.tril(np.ones((mat.shape[1], mat.shape[1]), dtype=bool), k=-1)
+    dup = (same & earlier[None]).any(axis=2) | (mat == _PAD)
+    order = np.argsort(dup, axis=1, kind="stable")
+    clean = np.where(dup, _PAD, mat)
+    clean = np.take_along_axis(clean, order, axis=1)
+    return clean, (~dup).sum(axis=1)
+
+
+def _ranks(targets: np.ndarray, ranked: np.ndarray) -> np.ndarray:
+    """1-based first position of each target id in its row's ranked list, 0 when absent or padding."""
+    out = np.zeros(targets.shape, dtype=np.int64)
+    if ranked.shape[1] == 0 or targets.shape[1] == 0:
+        return out
+    for start in range(0, len(targets), _BLOCK):
+        t = targets[start:start + _BLOCK]
+        r = ranked[start:start + _BLOCK]
+        eq = (t[:, :, None] == r[:, None, :]) & (t != _PAD)[:, :, None]
+        found = eq.any(axis=2)
+        out[start:start + _BLOCK] = np.where(found, eq.argmax(axis=2) + 1, 0)
+    return out
+
+
+def _ragged(mat: np.ndarray, counts: np.ndarray, ok: np.ndarray) -> list:
+    """Rows of ``mat`` cut to their counts, as Python lists (None for rows that were not scored).
+
+    Built as one Arrow list array (offsets + values) so the 10⁵ small lists are made in C, not in a Python loop.
+    """
+    mask = np.arange(mat.shape[1])[None, :] < counts[:, None]
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    arr = pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(mat[mask], pa.int64()), mask=pa.array(~ok))
+    return arr.to_pylist()
+
+
+# ------------------------------------------------------------------------------------------- aggregates
+def metric_columns(per_query_df: pd.DataFrame, metrics: Iterable[str] | None = None) -> list[str]:
+    """Resolve metric names ("SR@10", "SR@K" = every SR cut-off, "HN-intrusion", ...) to per-query columns."""
+    cols = [c for c in per_query_df.columns if _is_metric(c)]
+    if metrics is None:
+        return cols
+    out: list[str] = []
+    for name in metrics:
+        name = name.strip()
+        if name.endswith("@K"):
+            found = [c for c in cols if c.startswith(name[:-1]) and c[len(name) - 1:].isdigit()]
+        elif name in ("HN-intrusion", _HN_COLUMN):
+            found = [_HN_COLUMN] if _HN_COLUMN in cols else []
+        else:
+            found = [name] if name in cols else []
+        if not found:
+            raise EmbSError(f"unknown metric {name!r}",
+                            fix=f"use one of {', '.join(_display(c) for c in cols)} (or SR@K / FR@K for every K).")
+        out.extend(c for c in found if c not in out)
+    return out
+
+
+def _is_metric(col: str) -> bool:
+    return col in ("R@1", "MRR", "nDCG@10", _HN_COLUMN) or col.startswith(("SR@", "FR@"))
+
+
+def _display(col: str) -> str:
+    return "HN-intrusion" if col == _HN_COLUMN else col
+
+
+def aggregate(per_query_df: pd.DataFrame, by: Sequence[str] | str = ("run", "rung"),
+              metrics: Iterable[str] | None = None, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Long-form means: *by, metric, value, n, ci_low, ci_high, n_ok, n_does_not_fit, n_error.
+
+    ``value`` = mean over the group's queries where the metric is defined (NaN values are excluded, so R@1 counts
+    single-source and FR@K multi-source queries only), ``n`` = how many. The interval is the 2.5/97.5 percentile of
+    ``n_boot`` bootstrap means. Resampling is vectorized as a count matrix ``C`` (n_boot × n, row b = how often each
+    query is drawn in replicate b) times the value matrix: means = C @ V / n. The draws depend only on ``seed`` and
+    ``n``, so a group's interval does not change when other groups or metrics are added to the call.
+    """
+    by = [by] if isinstance(by, str) else list(by)
+    missing = [b for b in by if b not in per_query_df.columns]
+    if missing:
+        raise EmbSError(f"cannot break down by {missing[0]!r}",
+                        fix="use columns of the per-query table, e.g. run, rung, domain, task_type, source, "
+                            "multi_source.")
+    cols = metric_columns(per_query_df, metrics)
+    if n_boot < 0:
+        raise EmbSError(f"n_boot must be ≥ 0, got {n_boot}", fix="pass e.g. --n-boot 1000 (0 skips intervals).")
+    header = [*by, "metric", "value", "n", "ci_low", "ci_high", "n_ok", "n_does_not_fit", "n_error"]
+    if per_query_df.empty or not cols:
+        return pd.DataFrame(columns=header)
+    status = per_query_df["status"].astype(str).to_numpy() if "status" in per_query_df else None
+    values_all = per_query_df[cols].to_numpy(np.float64)
+    grouped = per_query_df.groupby(by, sort=False, dropna=False).indices if by else {(): np.arange(len(per_query_df))}
+    n_groups = len(grouped)
+    value = np.full((n_groups, len(cols)), np.nan)
+    count = np.zeros((n_groups, len(cols)), dtype=np.int64)
+    lo = np.full((n_groups, len(cols)), np.nan)
+    hi = np.full((n_groups, len(cols)), np.nan)
+    statuses = np.zeros((n_groups, 3), dtype=np.int64)
+    jobs: dict[int, list[tuple[int, list[int], np.ndarray]]] = {}  # sample size m → (group, columns, values)
+    for g, idx in enumerate(grouped.values()):
+        vals = values_all[idx]
+        defined = ~np.isnan(vals)
+        count[g] = defined.sum(axis=0)
+        value[g] = np.where(count[g] > 0, np.where(defined, vals, 0.0).sum(axis=0) / np.maximum(count[g], 1), np.nan)
+        st = status[idx] if status is not None else np.full(len(idx), OK)
+        statuses[g] = ((st == OK).sum(), (st == "does_not_fit").sum(), (st == "error").sum())
+        if not n_boot:
+            continue
+        patterns: dict[bytes, list[int]] = {}  # columns defined on the same rows share one resampling
+        for j in np.flatnonzero(count[g]):
+            patterns.setdefault(defined[:, j].tobytes(), []).append(int(j))
+        for js in patterns.values():
+            sub = vals[defined[:, js[0]]][:, js]
+            jobs.setdefault(len(sub), []).append((g, js, sub))
+    for m, todo in jobs.items():  # one count matrix per sample size, one product for every group of that size
+        boot = _boot_means(np.hstack([sub for _, _, sub in todo]), n_boot, seed)
+        pct = np.percentile(boot, [2.5, 97.5], axis=0)
+        at = 0
+        for g, js, _ in todo:
+            lo[g, js], hi[g, js] = pct[0, at:at + len(js)], pct[1, at:at + len(js)]
+            at += len(js)
+    out = pd.DataFrame({"metric": np.tile([_display(c) for c in cols], n_groups), "value": value.ravel(),
+                        "n": count.ravel(), "ci_low": lo.ravel(), "ci_high": hi.ravel()})
+    keys = [k if isinstance(k, tuple) else (k,) for k in grouped]
+    for pos, name in enumerate(by):
+        out.insert(pos, name, np.repeat(np.array([k[pos] for k in keys], dtype=object), len(cols)))
+    for j, name in enumerate(("n_ok", "n_does_not_fit", "n_error")):
+        out[name] = np.repeat(statuses[:, j], len(cols))
+    return out[header]
+
+
+_CELLS = 20_000_000  # largest count matrix built at once (160 MB); bigger ones go in chunks of replicates
+
+
+def _boot_means(values: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
+    """Bootstrap means (n_boot × columns) of the rows of ``values`` (m × columns).
+
+    Each chunk of replicates is a count matrix C (replicates × m, C[b, i] = times item i is drawn in replicate b),
+    so means = C @ values / m is one BLAS product for all columns at once. The draws depend only on (seed, m), so a
+    group's interval is the same whichever other groups share the call.
+    """
+    m = len(values)
+    rng = np.random.default_rng([seed, m])
+    step = max(1, _CELLS // m)
+    parts = []
+    for start in range(0, n_boot, step):
+        size = min(step, n_boot - start)
+        draws = rng.integers(0, m, size=(size, m))
+        flat = (np.arange(size)[:, None] * m + draws).ravel()
+        counts = np.bincount(flat, minlength=size * m).reshape(size, m).astype(np.float64)
+        parts.append(counts @ values / m)
+    return np.concatenate(parts, axis=0)
+
+
+# ------------------------------------------------------------------------------------------- paired test
+def paired_test(per_query_df: pd.DataFrame, run_a: str, run_b: str, rung: str, metric: str,
+                n_resamples: int = 10000, seed: int = 0, n_boot: int = 2000) -> dict:
+    """Compare two runs on one rung over the queries both have a value for (paired, never two unpaired means).
+
+    d_q = metric_a(q) − metric_b(q); ``delta`` = mean(d). ``p_value``: two-sided sign-flip randomization test,
+    p = (1 + #{s : |mean(s·d)| ≥ |mean(d)|}) / (1 + S) over S = n_resamples random sign vectors s ∈ {±1}^n (exact
+    enumeration of all 2^m sign vectors of the m non-zero differences when 2^m ≤ n_resamples and m ≤ 24, then
+    p = #{…}/2^m). ``ci_low``/``ci_high``: paired bootstrap 95% percentile interval of mean(d) from ``n_boot``
+    resamples of the queries. wins/losses/ties count d > 0, d < 0, d = 0.
+    """
+    if n_resamples < 1 or n_boot < 1:
+        raise EmbSError(f"n_resamples and n_boot must be ≥ 1, got {n_resamples} and {n_boot}",
+                        fix="pass e.g. --n-resamples 10000.")
+    cols = metric_columns(per_query_df, [metric])
+    if len(cols) != 1:
+        raise EmbSError(f"paired test needs one metric, {metric!r} names {len(cols)}", fix="pass e.g. SR@10.")
+    col = cols[0]
+    for run in (run_a, run_b):
+        if not (per_query_df["run"] == run).any():
+            raise EmbSError(f"no results for run {run!r}",
+                            fix="see `emb-s report` for the runs of this workspace.")
+    here = per_query_df[per_query_df["rung"] == rung]
+    if here.empty:
+        raise EmbSError(f"no results on rung {rung!r}", fix="see `emb-s ladder show` for the rung names.")
+    a = here.loc[here["run"] == run_a].set_index("qid")[col]
+    b = here.loc[here["run"] == run_b].set_index("qid")[col]
+    both = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner").dropna()
+    d = (both["a"] - both["b"]).to_numpy(np.float64)
+    n = len(d)
+    test = "two-sided paired sign-flip randomization; paired bootstrap 95% interval"
+    result = {"run_a": run_a, "run_b": run_b, "rung": rung, "metric": _display(col), "n": n,
+              "mean_a": float(both["a"].mean()) if n else np.nan, "mean_b": float(both["b"].mean()) if n else np.nan,
+              "delta": float(d.mean()) if n else np.nan, "ci_low": np.nan, "ci_high": np.nan, "p_value": np.nan,
+              "wins": int((d > 0).sum()), "losses": int((d < 0).sum()), "ties": int((d == 0).sum()), "test": test}
+    if n == 0:
+        return result
+    # queries with d = 0 flip to themselves: dropping them changes no statistic, only the cost
+    nz = d[d != 0]
+    observed = abs(nz.sum())
+    tol = 1e-9 * max(1.0, observed)
+    if len(nz) == 0:
+        result["p_value"] = 1.0
+    elif len(nz) <= _EXACT_MAX and 2 ** len(nz) <= n_resamples:
+        m, hits = len(nz), 0
+        for start in range(0, 2 ** m, 2 ** 16):  # enumerate the sign vectors 65,536 at a time
+            codes = np.arange(start, min(start + 2 ** 16, 2 ** m))
+            flips = ((codes[:, None] >> np.arange(m)[None, :]) & 1).astype(np.float64)
+            hits += int((np.abs(nz.sum() - 2.0 * (flips @ nz)) >= observed - tol).sum())
+        result["p_value"] = hits / 2 ** m
+        result["test"] = test.replace("randomization", "randomization (exact)")
+    else:
+        rng = np.random.default_rng([seed, n, 1])
+        step = max(1, _CELLS // 4 // len(nz))
+        hits = 0
+        for start in range(0, n_resamples, step):
+            size = min(step, n_resamples - start)
+            flips = rng.random((size, len(nz)), dtype=np.float32) < 0.5
+            stats = np.abs(nz.sum() - 2.0 * (flips @ nz))  # Σ s·d with s = −1 where flipped
+            hits += int((stats >= observed - tol).sum())
+        result["p_value"] = (hits + 1) / (n_resamples + 1)
+        result["test"] = test.replace("randomization", f"randomization ({n_resamples:,} random sign vectors)")
+    rng = np.random.default_rng([seed, n, 2])
+    step = max(1, _CELLS // 4 // n)
+    boot = np.concatenate([d[rng.integers(0, n, size=(min(step, n_boot - s), n))].mean(axis=1)
+                           for s in range(0, n_boot, step)])
+    result["ci_low"], result["ci_high"] = (float(x) for x in np.percentile(boot, [2.5, 97.5]))
+    return result
+
+
+# ------------------------------------------------------------------------------------------- workspace
+def workspace_per_query(ws: "Workspace", runs: list[str] | None = None, ks: Sequence[int] = KS) -> pd.DataFrame:
+    """``per_query`` over the workspace's stored results and bank queries (what the dashboard caches)."""
+    from emb_s_core import bank
+    from emb_s_core import runs as runs_mod
+
+    results = runs_mod.load_results(ws, runs=runs)
+    if results.empty:
+        return per_query(results, pd.DataFrame({"qid": [], "ref_ids": []}), ks)
+    return per_query(results, bank.queries(ws), ks)

@@ -1,0 +1,75 @@
+"""The workspace's score table and run comparisons: what ``emb-s report`` / ``emb-s compare`` print and export.
+
+Both read stored results once through :func:`metrics.workspace_per_query`, so the CLI and the dashboard show the same
+numbers. Rungs are listed in ladder order (64K/d … full) when the workspace has a ladder.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import pandas as pd
+
+from emb_s_core import metrics
+from emb_s_core.errors import EmbSError
+from emb_s_core.store import Workspace
+
+REPORT_COLUMNS = ["run", "rung", "metric", "value", "n", "ci_low", "ci_high"]
+
+
+def rows(ws: Workspace, runs: Sequence[str] | None = None, metric_names: Sequence[str] | None = None,
+         by: Sequence[str] = (), n_boot: int = 1000, seed: int = 0,
+         per_query_df: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per (run, rung, [*by], metric): value, n, ci_low, ci_high, then the status counts.
+
+    ``by`` adds breakdown columns (domain, task_type, source, multi_source) after the rung.
+    """
+    pq = per_query_df if per_query_df is not None else _per_query(ws, runs)
+    keys = ["run", "rung", *[b for b in by if b not in ("run", "rung")]]
+    agg = metrics.aggregate(pq, by=keys, metrics=metric_names, n_boot=n_boot, seed=seed)
+    return _in_ladder_order(ws, agg, keys)
+
+
+def compare(ws: Workspace, run_a: str, run_b: str, metric: str = "SR@10", rungs: Sequence[str] | None = None,
+            n_resamples: int = 10000, seed: int = 0) -> pd.DataFrame:
+    """The paired test of ``run_a`` against ``run_b`` on every rung both were evaluated on (or ``rungs``)."""
+    pq = _per_query(ws, [run_a, run_b])
+    for run in (run_a, run_b):
+        if not (pq["run"] == run).any():
+            raise EmbSError(f"no results for run {run!r}", where=str(ws.path),
+                            fix="see `emb-s report --workspace DIR` for the runs with results.")
+    shared = set(pq.loc[pq["run"] == run_a, "rung"]) & set(pq.loc[pq["run"] == run_b, "rung"])
+    if rungs is not None:
+        unknown = [r for r in rungs if r not in shared]
+        if unknown:
+            raise EmbSError(f"rung {unknown[0]!r} has no results for both runs",
+                            fix=f"use one of: {', '.join(sorted(shared)) or '(none)'}.")
+        shared = set(rungs)
+    if not shared:
+        raise EmbSError(f"runs {run_a!r} and {run_b!r} share no rung", fix="evaluate both on the same ladder.")
+    tests = [metrics.paired_test(pq, run_a, run_b, rung, metric, n_resamples=n_resamples, seed=seed)
+             for rung in shared]
+    return _in_ladder_order(ws, pd.DataFrame(tests), ["rung"])
+
+
+def _per_query(ws: Workspace, runs: Sequence[str] | None) -> pd.DataFrame:
+    pq = metrics.workspace_per_query(ws, list(runs) if runs is not None else None)
+    if pq.empty:
+        what = "no results" if runs is None else f"no results for run(s) {', '.join(runs)}"
+        raise EmbSError(f"{what} in the workspace", where=str(ws.path),
+                        fix="evaluate a retriever first (`emb-s eval`) or import a run file (`emb-s runs import`).")
+    return pq
+
+
+def _in_ladder_order(ws: Workspace, df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Sort by run (as stored), then rung in ladder order, keeping the metric order within a cell."""
+    from emb_s_core import ladder
+
+    order = {name: i for i, name in enumerate(ladder.load(ws).names)} if ladder.exists(ws) else {}
+    df = df.copy()
+    df["_rung"] = df["rung"].map(lambda r: order.get(r, len(order)))
+    sort = [k if k != "rung" else "_rung" for k in keys if k != "run"]
+    if "run" in df and "run" in keys:
+        df["_run"] = pd.Categorical(df["run"], categories=list(dict.fromkeys(df["run"])), ordered=True)
+        sort = ["_run", *sort]
+    df = df.sort_values(sort + (["rung"] if "rung" in keys else []), kind="stable")
+    return df.drop(columns=[c for c in ("_rung", "_run") if c in df]).reset_index(drop=True)

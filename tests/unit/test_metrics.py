@@ -1,0 +1,309 @@
+"""Metric formulas on hand-computed cases, cross-checked against ranx and scipy; intervals and paired tests."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from emb_s_core import metrics
+from emb_s_core.errors import EmbSError
+
+L2 = math.log2
+
+
+def queries(rows):
+    """rows: (qid, ref_ids, hard_negative_ids[, domain])."""
+    return pd.DataFrame({"qid": [r[0] for r in rows], "ref_ids": [r[1] for r in rows],
+                         "hard_negative_ids": [r[2] for r in rows],
+                         "domain": [r[3] if len(r) > 3 else "d" for r in rows],
+                         "task_type": "t", "source": "s"})
+
+
+def results(rows, run="r", rung="g"):
+    """rows: (qid, doc_ids[, status[, scores]])."""
+    return pd.DataFrame({"run": run, "rung": rung, "qid": [r[0] for r in rows], "doc_ids": [r[1] for r in rows],
+                         "status": [r[2] if len(r) > 2 else "ok" for r in rows],
+                         "scores": [r[3] if len(r) > 3 else None for r in rows]})
+
+
+def one(pq, qid):
+    return pq.set_index("qid").loc[qid]
+
+
+QS = queries([
+    ("top", [5], [6]),                 # single-source, gold first
+    ("third", [5], [6]),               # single-source, gold third of five
+    ("multi", [1, 2, 3], [9]),         # multi-source
+    ("absent", [1, 2], []),            # gold never retrieved, no hard negative
+    ("empty", [5], [6]),               # ok status, empty list
+    ("ties", [5], []),                 # equal scores: the stored order is the ranking
+    ("dnf", [5], [6]),                 # does not fit
+])
+RS = results([
+    ("top", [5, 6, 7]),
+    ("third", [7, 8, 5, 6, 4]),
+    ("multi", [2, 9, 1, 8, 3]),
+    ("absent", [7, 8]),
+    ("empty", []),
+    ("ties", [7, 5, 6], "ok", [0.5, 0.5, 0.5]),
+    ("dnf", [], "does_not_fit"),
+])
+KS = (1, 5, 10, 100)
+
+
+@pytest.fixture(scope="module")
+def pq():
+    return metrics.per_query(RS, QS, ks=KS)
+
+
+def test_single_source_hit_at_one(pq):
+    r = one(pq, "top")
+    assert (r["R@1"], r["SR@1"], r["SR@100"], r["MRR"], r["nDCG@10"]) == (1.0, 1.0, 1.0, 1.0, 1.0)
+    assert math.isnan(r["FR@5"]) and not r["multi_source"]
+    assert r["gold_ranks"] == [1] and r["hn_ranks"] == [2] and r["hn_intrusion"] == 0.0
+
+
+def test_single_source_third_and_k_beyond_the_list(pq):
+    r = one(pq, "third")
+    assert r["R@1"] == 0.0 and r["SR@1"] == 0.0 and r["SR@5"] == 1.0
+    assert r["SR@100"] == 1.0  # K larger than the list scores the list
+    assert r["MRR"] == pytest.approx(1 / 3)
+    assert r["nDCG@10"] == pytest.approx(1 / L2(4))
+    assert r["gold_ranks"] == [3] and r["hn_ranks"] == [4] and r["hn_intrusion"] == 0.0
+    assert r["n_retrieved"] == 5
+
+
+def test_multi_source(pq):
+    r = one(pq, "multi")
+    assert r["multi_source"] and r["n_gold"] == 3
+    assert math.isnan(r["R@1"])
+    assert r["SR@1"] == pytest.approx(1 / 3) and r["SR@5"] == 1.0
+    assert r["FR@1"] == 0.0 and r["FR@5"] == 1.0 and r["FR@100"] == 1.0
+    assert r["MRR"] == 1.0
+    dcg = 1 + 1 / L2(4) + 1 / L2(6)
+    idcg = 1 + 1 / L2(3) + 1 / L2(4)
+    assert r["nDCG@10"] == pytest.approx(dcg / idcg)
+    assert r["gold_ranks"] == [3, 1, 5] and r["hn_ranks"] == [2]
+    assert r["hn_intrusion"] == 1.0  # 9 at rank 2 is above gold 1 (rank 3)
+
+
+def test_gold_absent_and_empty_list(pq):
+    r = one(pq, "absent")
+    assert r["SR@100"] == 0.0 and r["FR@100"] == 0.0 and r["MRR"] == 0.0 and r["nDCG@10"] == 0.0
+    assert r["gold_ranks"] == [0, 0] and math.isnan(r["hn_intrusion"])  # no hard negative: undefined
+    e = one(pq, "empty")
+    assert e["status"] == "ok" and e["n_retrieved"] == 0
+    assert (e["R@1"], e["SR@100"], e["MRR"], e["nDCG@10"], e["hn_intrusion"]) == (0.0, 0.0, 0.0, 0.0, 0.0)
+    assert e["gold_ranks"] == [0] and e["hn_ranks"] == [0]
+
+
+def test_ties_keep_the_stored_order(pq):
+    r = one(pq, "ties")
+    assert r["gold_ranks"] == [2] and r["R@1"] == 0.0 and r["MRR"] == 0.5
+
+
+def test_does_not_fit_is_nan_never_zero(pq):
+    r = one(pq, "dnf")
+    metric_cols = metrics.metric_columns(pq)
+    assert all(math.isnan(r[c]) for c in metric_cols)
+    assert r["gold_ranks"] is None
+    agg = metrics.aggregate(pq, metrics=["SR@5"], n_boot=0)
+    assert agg["n"].iloc[0] == 6 and agg["n_does_not_fit"].iloc[0] == 1 and agg["n_ok"].iloc[0] == 6
+    expected = np.mean([1, 1, 1, 0, 0, 1])
+    assert agg["value"].iloc[0] == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("ranked, gold, hn, expected", [
+    ([6, 5], [5], [6], 1.0),            # hard negative above the gold
+    ([5, 6], [5], [6], 0.0),            # below it
+    ([6, 7], [5], [6], 1.0),            # gold missing (rank ∞), hard negative retrieved
+    ([7, 8], [5], [6], 0.0),            # neither retrieved: ∞ is not above ∞
+    ([1, 6, 2], [1, 2], [6], 1.0),      # between two golds: above some gold
+    ([1, 2, 6], [1, 2], [6], 0.0),      # below every gold
+    ([1, 6], [1, 2], [6], 1.0),         # second gold missing
+    ([5], [5], [], float("nan")),       # no hard negative
+])
+def test_hard_negative_intrusion_edges(ranked, gold, hn, expected):
+    pq = metrics.per_query(results([("q", ranked)]), queries([("q", gold, hn)]))
+    got = pq["hn_intrusion"].iloc[0]
+    assert (math.isnan(got) and math.isnan(expected)) or got == expected
+
+
+def test_duplicates_in_list_count_first_occurrence():
+    pq = metrics.per_query(results([("q", [7, 5, 5, 1])]), queries([("q", [5, 1], [])]), ks=(2, 3))
+    r = pq.iloc[0]
+    assert r["gold_ranks"] == [2, 4] and r["SR@2"] == 0.5 and r["SR@3"] == 0.5
+
+
+def test_unknown_qid_and_bad_input_raise():
+    with pytest.raises(EmbSError, match="qid 'zz'.*not in the bank"):
+        metrics.per_query(results([("zz", [1])]), QS)
+    with pytest.raises(EmbSError, match="positive"):
+        metrics.per_query(RS, QS, ks=(0, 5))
+    with pytest.raises(EmbSError, match="no column 'doc_ids'"):
+        metrics.per_query(RS.drop(columns="doc_ids"), QS)
+
+
+def random_case(seed=3, n_q=80, pool=60):
+    rng = np.random.default_rng(seed)
+    qrows, rrows = [], []
+    for i in range(n_q):
+        gold = rng.choice(pool, size=int(rng.integers(1, 5)), replace=False).tolist()
+        hn = rng.choice(pool, size=int(rng.integers(0, 3)), replace=False).tolist()
+        hn = [h for h in hn if h not in gold]
+        length = int(rng.integers(1, 40))
+        qrows.append((f"q{i:03d}", gold, hn, ["a", "b"][i % 2]))
+        rrows.append((f"q{i:03d}", rng.choice(pool, size=length, replace=False).tolist()))
+    return queries(qrows), results(rrows)
+
+
+def test_agrees_with_ranx_on_random_runs():
+    ranx = pytest.importorskip("ranx")
+    qs, rs = random_case()
+    pq = metrics.per_query(rs, qs, ks=(1, 5, 10, 20)).sort_values("qid")
+    qrels = ranx.Qrels({q: {str(d): 1 for d in g} for q, g in zip(qs["qid"], qs["ref_ids"])})
+    run = ranx.Run({q: {str(d): float(len(ids) - i) for i, d in enumerate(ids)} for q, ids in zip(rs["qid"], rs["doc_ids"])})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = ranx.evaluate(qrels, run, ["recall@1", "recall@5", "recall@10", "recall@20", "ndcg@10", "mrr"],
+                            return_mean=False)
+    for k in (1, 5, 10, 20):
+        np.testing.assert_allclose(pq[f"SR@{k}"].to_numpy(), ref[f"recall@{k}"], atol=1e-12)
+    np.testing.assert_allclose(pq["nDCG@10"].to_numpy(), ref["ndcg@10"], atol=1e-9)
+    np.testing.assert_allclose(pq["MRR"].to_numpy(), ref["mrr"], atol=1e-12)
+    single = ~pq["multi_source"].to_numpy()
+    np.testing.assert_array_equal(pq["R@1"].to_numpy()[single], pq["SR@1"].to_numpy()[single])
+
+
+def test_fr_and_ranks_match_a_direct_reading_on_random_runs():
+    qs, rs = random_case(seed=11)
+    pq = metrics.per_query(rs, qs, ks=(10,))
+    for (_, q), (_, r), (_, p) in zip(qs.iterrows(), rs.iterrows(), pq.iterrows()):
+        ids = list(r["doc_ids"])
+        ranks = [ids.index(g) + 1 if g in ids else 0 for g in q["ref_ids"]]
+        assert p["gold_ranks"] == ranks
+        if len(q["ref_ids"]) > 1:
+            assert p["FR@10"] == float(set(q["ref_ids"]) <= set(ids[:10]))
+
+
+# ------------------------------------------------------------------------------------------- aggregates
+def bernoulli_pq(n, p, seed, run="r", rung="g"):
+    rng = np.random.default_rng(seed)
+    hits = rng.random(n) < p
+    qs = queries([(f"q{i}", [1], []) for i in range(n)])
+    rs = results([(f"q{i}", [1] if h else [2]) for i, h in enumerate(hits)], run=run, rung=rung)
+    return metrics.per_query(rs, qs, ks=(1,)), hits
+
+
+def test_aggregate_mean_n_and_interval():
+    pq, hits = bernoulli_pq(400, 0.5, seed=1)
+    agg = metrics.aggregate(pq, metrics=["SR@1"], n_boot=2000, seed=0).iloc[0]
+    assert agg["n"] == 400 and agg["value"] == pytest.approx(hits.mean())
+    half = 1.96 * math.sqrt(hits.mean() * (1 - hits.mean()) / 400)  # normal approximation
+    assert agg["ci_low"] == pytest.approx(hits.mean() - half, abs=0.012)
+    assert agg["ci_high"] == pytest.approx(hits.mean() + half, abs=0.012)
+    again = metrics.aggregate(pq, metrics=["SR@1"], n_boot=2000, seed=0).iloc[0]
+    other = metrics.aggregate(pq, metrics=["SR@1"], n_boot=2000, seed=5).iloc[0]
+    assert (again["ci_low"], again["ci_high"]) == (agg["ci_low"], agg["ci_high"])
+    assert (other["ci_low"], other["ci_high"]) != (agg["ci_low"], agg["ci_high"])
+
+
+def test_aggregate_groups_breakdowns_and_subset_invariance(pq):
+    qs, rs = random_case(seed=5)
+    big = metrics.per_query(pd.concat([rs, rs.assign(run="r2", doc_ids=rs["doc_ids"].map(lambda x: x[::-1]))]), qs)
+    agg = metrics.aggregate(big, by=("run", "rung", "domain"), metrics=["SR@K", "FR@10", "HN-intrusion"])
+    assert set(agg["metric"]) == {f"SR@{k}" for k in metrics.KS} | {"FR@10", "HN-intrusion"}
+    sr = agg[(agg["metric"] == "SR@10") & (agg["run"] == "r")]
+    assert sr["n"].sum() == len(qs)
+    fr = agg[(agg["metric"] == "FR@10") & (agg["run"] == "r")]
+    assert fr["n"].sum() == int((qs["ref_ids"].map(len) > 1).sum())
+    for _, row in agg.iterrows():
+        assert row["ci_low"] - 1e-12 <= row["value"] <= row["ci_high"] + 1e-12
+    alone = metrics.aggregate(big[big["run"] == "r"], by=("run", "rung", "domain"), metrics=["SR@10"])
+    merged = alone.merge(agg, on=["run", "rung", "domain", "metric"], suffixes=("", "_all"))
+    np.testing.assert_allclose(merged["ci_low"], merged["ci_low_all"])
+    with pytest.raises(EmbSError, match="unknown metric 'SR@7'"):
+        metrics.aggregate(big, metrics=["SR@7"])
+    with pytest.raises(EmbSError, match="break down by 'colour'"):
+        metrics.aggregate(big, by=("run", "colour"))
+
+
+def test_constant_values_have_a_point_interval():
+    pq, _ = bernoulli_pq(30, 1.0, seed=2)
+    row = metrics.aggregate(pq, metrics=["SR@1"]).iloc[0]
+    assert row["value"] == row["ci_low"] == row["ci_high"] == 1.0
+
+
+# ------------------------------------------------------------------------------------------- paired test
+def two_runs(n, p_a, p_b, seed):
+    a, _ = bernoulli_pq(n, p_a, seed, run="A")
+    b, _ = bernoulli_pq(n, p_b, seed + 100, run="B")
+    return pd.concat([a, b], ignore_index=True)
+
+
+def test_paired_test_identical_and_dominating():
+    pq, _ = bernoulli_pq(50, 0.5, seed=3, run="A")
+    same = pd.concat([pq, pq.assign(run="B")])
+    t = metrics.paired_test(same, "A", "B", "g", "SR@1")
+    assert t["delta"] == 0 and t["p_value"] == 1.0 and t["ties"] == 50 and t["n"] == 50
+    dom = two_runs(60, 1.0, 0.0, seed=4)
+    t = metrics.paired_test(dom, "A", "B", "g", "SR@1", n_resamples=5000)
+    assert t["delta"] == 1.0 and t["wins"] == 60 and t["losses"] == 0
+    assert t["p_value"] == pytest.approx(1 / 5001)
+    assert t["ci_low"] == t["ci_high"] == 1.0
+
+
+def test_paired_test_matches_scipy_exact_permutation():
+    from scipy import stats
+
+    rng = np.random.default_rng(7)
+    qs = queries([(f"q{i}", [1, 2], []) for i in range(10)])
+    lists_a = [rng.permutation([1, 2, 3, 4, 5, 6]).tolist() for _ in range(10)]
+    lists_b = [rng.permutation([1, 2, 3, 4, 5, 6]).tolist() for _ in range(10)]
+    pq = pd.concat([metrics.per_query(results(list(zip(qs["qid"], lists_a)), run="A"), qs),
+                    metrics.per_query(results(list(zip(qs["qid"], lists_b)), run="B"), qs)])
+    t = metrics.paired_test(pq, "A", "B", "g", "nDCG@10", n_resamples=2 ** 10)
+    a = pq[pq["run"] == "A"]["nDCG@10"].to_numpy()
+    b = pq[pq["run"] == "B"]["nDCG@10"].to_numpy()
+    ref = stats.permutation_test((a, b), lambda x, y: np.mean(x - y), permutation_type="samples",
+                                 n_resamples=np.inf, alternative="two-sided")
+    assert "exact" in t["test"]
+    assert t["p_value"] == pytest.approx(ref.pvalue, abs=1e-9)
+    assert t["delta"] == pytest.approx(np.mean(a - b))
+
+
+def test_paired_test_uses_only_queries_both_have_and_rejects_bad_names():
+    pq = two_runs(40, 0.6, 0.4, seed=9)
+    pq.loc[(pq["run"] == "B") & (pq["qid"].isin(["q0", "q1"])), ["SR@1", "status"]] = [np.nan, "does_not_fit"]
+    t = metrics.paired_test(pq, "A", "B", "g", "SR@1")
+    assert t["n"] == 38 and t["wins"] + t["losses"] + t["ties"] == 38
+    assert 0 < t["p_value"] <= 1 and t["ci_low"] <= t["delta"] <= t["ci_high"]
+    with pytest.raises(EmbSError, match="no results for run 'C'"):
+        metrics.paired_test(pq, "A", "C", "g", "SR@1")
+    with pytest.raises(EmbSError, match="no results on rung 'x'"):
+        metrics.paired_test(pq, "A", "B", "x", "SR@1")
+    with pytest.raises(EmbSError, match="n_resamples and n_boot must be"):
+        metrics.paired_test(pq, "A", "B", "g", "SR@1", n_resamples=0)
+    with pytest.raises(EmbSError, match="one metric"):
+        metrics.paired_test(metrics.per_query(RS, QS), "r", "r", "g", "SR@K")
+
+
+def test_row_slices_and_blocks_do_not_change_results(monkeypatch):
+    qs, rs = random_case(seed=13, n_q=70)
+    rs.loc[rs.index[::9], "status"] = "does_not_fit"
+    whole = metrics.per_query(rs, qs)
+    monkeypatch.setattr(metrics, "_ROWS", 16)
+    monkeypatch.setattr(metrics, "_BLOCK", 5)
+    sliced = metrics.per_query(rs, qs)
+    pd.testing.assert_frame_equal(whole, sliced)
+
+
+def test_sampled_p_value_is_close_to_the_exact_one():
+    pq = two_runs(24, 0.6, 0.4, seed=21)
+    exact = metrics.paired_test(pq, "A", "B", "g", "SR@1", n_resamples=2 ** 24)
+    sampled = metrics.paired_test(pq, "A", "B", "g", "SR@1", n_resamples=20000)
+    assert "exact" in exact["test"] and "random" in sampled["test"]
+    assert sampled["p_value"] == pytest.approx(exact["p_value"], abs=0.01)
