@@ -112,7 +112,7 @@ def parse_verdict(reply: str | None) -> tuple[str | None, str]:
 
 
 # ------------------------------------------------------------------------------------------------ candidates
-def _dense(spec: str):
+def dense_retriever(spec: str):
     """The retrieval branch's dense retriever for ``spec`` (its embedder and cached vectors)."""
     from emb_s_core import retrievers
     from emb_s_core.retrievers.dense import Dense
@@ -153,7 +153,7 @@ def candidates(ws: Workspace, embedder: str = DEFAULT_EMBEDDER, k: int = DEFAULT
     if k < 1:
         raise EmbSError(f"k must be at least 1 (got {k})", fix="pass --k 1 or more.")
     qs = select(ws, limit, qids)
-    retriever = _dense(embedder)
+    retriever = dense_retriever(embedder)
     all_ids = bank.documents(ws, ["doc_id"])["doc_id"].to_numpy(np.int64)
     retriever.prepare(ws, all_ids, progress)
     ids = retriever.doc_ids
@@ -345,8 +345,6 @@ def apply(ws: Workspace, model: str | None = None, prompt_version: str | None = 
 
     Nothing is committed when the verdicts change nothing (applying twice is a no-op).
     """
-    from emb_s_core import ladder
-
     if ws.read_only:
         raise EmbSError(f"the workspace is open read-only at version {ws.version}",
                         fix="apply verdicts to the current workspace (open it without a version).")
@@ -369,11 +367,18 @@ def apply(ws: Workspace, model: str | None = None, prompt_version: str | None = 
         if len(retired):
             ws.write(RETIRED, retired_table, schema=RETIRED_SCHEMA)
         ws.set_setting("bank_edits", edits)
+    return ApplyReport(before, ws.version, n_hn, n_fn, list(retired["qid"]), True, after_edit(ws, before))
+
+
+def after_edit(ws: Workspace, before: int) -> list[str]:
+    """What to tell the user after a bank edit: where the old bank is, and that the ladder must be rebuilt."""
+    from emb_s_core import ladder
+
     messages = [f"the previous bank stays readable as version {before} (Workspace(path, version={before}))"]
     if ladder.exists(ws):
         messages.append("the ladder is now stale: rebuild it with `emb-s ladder build --workspace DIR`, "
                         "then rerun the evaluations")
-    return ApplyReport(before, ws.version, n_hn, n_fn, list(retired["qid"]), True, messages)
+    return messages
 
 
 def retired_queries(ws: Workspace) -> pd.DataFrame:
