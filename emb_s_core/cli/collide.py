@@ -24,6 +24,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--show", type=int, default=10, metavar="N", help="print the first N verdicts (default 10)")
     p.set_defaults(func=cmd_collide, default_max_tokens=96)
 
+    h = sub.add_parser("history", help="the workspace's committed versions: which tables each one changed, and the "
+                                       "bank edits (collide/domains --apply); old versions stay readable")
+    add_workspace(h)
+    h.add_argument("--version", type=int, default=None, metavar="N",
+                   help="print the bank summary of version N (read-only view)")
+    h.set_defaults(func=cmd_history)
+
 
 def cmd_collide(args: argparse.Namespace) -> int:
     from emb_s_core import collide
@@ -61,4 +68,33 @@ def cmd_collide(args: argparse.Namespace) -> int:
     elif report.counts.get("Conflict") or report.counts.get("Hard Negative") or report.counts.get("False Negative"):
         print("\nnothing changed in the bank; pass --apply to write these verdicts as a new workspace version",
               file=sys.stderr)
+    return 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from emb_s_core.store import Workspace
+
+    if args.version is not None:
+        from emb_s_core.bank import info
+
+        summary = info(Workspace(args.workspace, version=args.version))
+        print(f"version {args.version} (read-only): {summary['documents']:,} documents, {summary['queries']:,} "
+              f"queries, {summary['tokens']:,} tokens")
+        print_table([{"domain": d, "tokens": t, "queries": summary["queries_per_domain"].get(d, 0)}
+                     for d, t in summary["tokens_per_domain"].items()])
+        return 0
+    rows, previous, edits_seen = [], {}, 0
+    for entry in Workspace(args.workspace).history():
+        tables = entry.get("tables", {})
+        changed = sorted(t for t, tv in tables.items() if previous.get(t) != tv)
+        edits = entry.get("settings", {}).get("bank_edits", [])
+        note = ""
+        if len(edits) > edits_seen:
+            e = edits[-1]
+            note = (f"{e['kind']} --apply " + (f"({e.get('model')})" if e["kind"] == "collide" else
+                                                f"({e.get('method')})"))
+        edits_seen = len(edits)
+        rows.append({"version": int(entry["version"]), "tables changed": ", ".join(changed), "bank edit": note})
+        previous = tables
+    print_table(rows)
     return 0

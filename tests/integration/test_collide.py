@@ -147,3 +147,18 @@ def test_apply_asks_which_labeler_when_several(ws):
         collide.apply(Workspace(ws.path))
     assert Workspace(ws.path).version == version
     assert collide.apply(Workspace(ws.path), model=MODEL).hard_negatives_added == 1
+
+
+def test_history_cli_lists_versions_and_reads_an_old_one(ws, capsys):
+    from emb_s_core.cli import main
+
+    collide.run(ws, gateway(ws, "Label: Conflict\nRationale: x"), k=1, qids=["qc"])
+    before = Workspace(ws.path).version
+    collide.apply(Workspace(ws.path))
+    assert main(["history", "-w", str(ws.path)]) == 0
+    out = capsys.readouterr().out
+    assert "collide --apply (gpt-4o-mini)" in out and "retired_queries" in out
+    assert main(["history", "-w", str(ws.path), "--version", str(before)]) == 0
+    assert "4 queries" in capsys.readouterr().out
+    assert main(["history", "-w", str(ws.path), "--version", "99"]) == 2
+    assert "no recorded version 99" in capsys.readouterr().err
