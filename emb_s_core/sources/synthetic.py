@@ -22,11 +22,11 @@ How it is built (per domain, eight domains as in the paper):
 * **Filler** fills the bank to the requested size: topical essays per domain and across two domains, and events that
   no question asks about (their values avoid every registered answer).
 
-Sizes are tiktoken tokens of the rendered documents (title line + text), reached within a few tenths of a percent.
+Sizes are tiktoken tokens of the rendered documents (title line + text), reached within 1% (in practice 0.1%).
 """
 from __future__ import annotations
 
-import json
+import numbers
 import random
 import re
 from dataclasses import dataclass
@@ -38,8 +38,9 @@ from emb_s_core.errors import EmbSError
 from emb_s_core.schema import Bank, Document, Query, render_document
 from emb_s_core.sources import synthetic_lexicon as L
 
-#: 1.25M tokens (~5.6K documents): generate + ladder (64K … 1M, full) + BM25 + MiniLM embeddings in a few minutes on
-#: 2 CPU cores (see bench/RESULTS.md); it gives the ladder two shared rungs above 512K.
+#: 1.25M tokens (~4.7K documents, 576 queries): the ladder gets 64K/128K/256K per domain, 512K, 1M and full; on 2
+#: CPU cores generation takes ~2 s, import ~3 s, ladder ~1 s, BM25 ~2 s, and embedding the ~4.7K documents is the one
+#: cost that grows quickly with the size (bench/RESULTS.md).
 DEFAULT_TOKENS = 1_310_720
 MIN_TOKENS = 48 * 1024
 #: queries per domain at DEFAULT_TOKENS; the count scales linearly with the size (at least 3 per domain)
@@ -88,8 +89,12 @@ class _Names:
     def surname(self) -> str:
         return self.word(L.SURNAME_SUFFIXES)
 
-    def person(self, surname: str | None = None) -> str:
-        return f"{self.rng.choice(L.FIRST_NAMES)} {surname or self.surname()}"
+    def person(self, surname: str | None = None, not_first: str | None = None) -> str:
+        """A new person; with ``surname`` a namesake (``not_first`` keeps the two full names apart)."""
+        first = self.rng.choice(L.FIRST_NAMES)
+        while first == not_first:
+            first = self.rng.choice(L.FIRST_NAMES)
+        return f"{first} {surname or self.surname()}"
 
     def org(self, kinds: tuple[str, ...]) -> str:
         return f"{self.word(L.ORG_STEM_SUFFIXES)} {self.rng.choice(kinds)}"
@@ -99,7 +104,7 @@ class _Names:
 
 
 class _Numbers:
-    """Numeric values. ``fresh`` values are registered (unique in the bank: cluster facts, answers); ``free`` values
+    """Numeric values. Registered values (cluster facts, answers, totals) are unique in the bank; unregistered ones
     (filler events) only avoid the registered ones. Years (1000–2099) are never used, so an answer without its
     thousands separator cannot be read as a year."""
 
@@ -300,6 +305,7 @@ class _Generator:
         self.encoding = encoding
         self.docs: list[Document] = []
         self.queries: list[Query] = []
+        self.per_domain: dict[str, int] = {}
         self.subjects: dict[str, list[_Subject]] = {d.name: [] for d in L.DOMAINS}
         self.keys: set[tuple[str, int, str]] = set()
         self.events: dict[str, list[_Event]] = {}  # subject name -> its events, for mentions
@@ -372,7 +378,8 @@ class _Generator:
     # -- queries
     def _query(self, lex: L.DomainLexicon, task: str, text: str, answer: str, gold: list[int], hn: list[int],
                aliases: list[str] | None = None) -> None:
-        qid = f"demo-{lex.name}-{sum(q.domain == lex.name for q in self.queries):04d}"
+        n = self.per_domain[lex.name] = self.per_domain.get(lex.name, 0) + 1
+        qid = f"demo-{lex.name}-{n - 1:04d}"
         self.queries.append(Query(qid=qid, text=text, answer=answer, ref_ids=gold, hard_negative_ids=hn,
                                   domain=lex.name, task_type=task, source=SOURCE, answer_aliases=aliases or []))
 
@@ -444,15 +451,16 @@ class _Generator:
                 attr = r.choice(lex.attrs)
                 best = max(e.values[attr.key] for e in picked)
                 named = [f"the {e.year} {lex.event[0]} of {s.ref} {pp(e)}" for e in picked]
-                text = (f"Of {', '.join(named[:-1])} and {named[-1]}, which had the higher {_measure(attr)}? "
-                        f"Give that figure.")
+                text = (f"Of {', '.join(named[:-1])} and {named[-1]}, which had the "
+                        f"{'higher' if len(named) == 2 else 'highest'} {_measure(attr)}? Give that figure.")
                 hn = [grid[(1, 0)].doc_id, grid[(0, 1)].doc_id, sibling.doc_id]
                 self._query(lex, task, text, fmt_number(best), [e.doc_id for e in picked], hn,
                             [str(best)] if best >= 1000 else [])
             else:  # bridge: the event names a person, the person's profile holds the fact
                 ev = grid[(1, 0)]
                 prof = self._profile_doc(lex, ev.person)
-                namesake = self._profile_doc(lex, self.names.person(ev.person.split(" ", 1)[1]))
+                first, surname = ev.person.split(" ", 1)
+                namesake = self._profile_doc(lex, self.names.person(surname, not_first=first))
                 fixed = {"S": ev.subject.name, "Y": str(ev.year), "P": ev.place}
                 hn = [grid[(0, 0)].doc_id, grid[(1, 1)].doc_id, namesake.doc_id]
                 if r.random() < 0.5:
@@ -520,7 +528,7 @@ class _Generator:
             self._add_doc(title, w.essay(lexes, _target_words(r, 80, 600)), lex.name)
 
 
-def _verify(q: Query, docs: list[Document]) -> None:
+def _verify(q: Query, docs: list[Document] | dict[int, Document]) -> None:
     """The generator's own check that a query is what it claims: the answer is not stated by any hard negative,
     and for single-fact / comparison / bridge it is stated by a gold document (multi-split sums are stated nowhere)."""
     pat = answer_pattern(q.answer)
@@ -545,12 +553,13 @@ def generate(tokens: int = DEFAULT_TOKENS, seed: int = 0, encoding: str = "cl100
     Queries per domain = max(3, round(72 · tokens / DEFAULT_TOKENS)); documents are shuffled so ids carry no hint of
     which are gold.
     """
-    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < MIN_TOKENS:
+    if isinstance(tokens, bool) or not isinstance(tokens, numbers.Integral) or tokens < MIN_TOKENS:
         raise EmbSError(f"demo bank size {tokens!r} is too small or not a whole number of tokens",
                         fix=f"ask for at least {tok.format_size(MIN_TOKENS)} tokens, e.g. 1M or 10M.")
-    if isinstance(seed, bool) or not isinstance(seed, int):
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise EmbSError(f"demo seed {seed!r} is not an integer", fix="use a whole number such as 0 or 42.")
     tok.encoding(encoding)  # unknown or unavailable encodings fail here, before any work
+    tokens, seed = int(tokens), int(seed)
     gen = _Generator(seed, encoding)
     gen.build_queries(queries_per_domain(tokens))
     total = _count(gen.docs, 0, encoding)

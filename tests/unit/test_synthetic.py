@@ -93,6 +93,8 @@ def test_every_query_has_near_miss_hard_negatives_without_the_answer(demo):
             assert not pattern.search(render_document(hn.title, hn.text)), (q.qid, i)
             assert any(_related(_entity(hn.title), g) for g in gold_entities), (q.qid, hn.title, gold_entities)
             assert hn.domain == q.domain
+            if ":" not in hn.title:  # a person's profile: the namesake is another person
+                assert hn.title not in {docs[g].title for g in q.ref_ids}
         stated = [i for i in q.ref_ids if pattern.search(docs[i].text)]
         if q.task_type == "multi-split":  # a sum: no single document states it
             assert stated == []
@@ -217,3 +219,44 @@ def test_bad_options_leave_the_workspace_unchanged(tmp_path, content, message):
     assert Workspace(ws_dir).version == version
     with pytest.raises(EmbSError, match=r"demo options file is not a file"):
         read_bank("demo", tmp_path)
+
+
+def test_answer_pattern_matches_whole_values_only():
+    pat = syn.answer_pattern("412")
+    assert pat.search("The trial enrolled 412 participants.")
+    assert pat.search("It had 412.")
+    for text in ("It enrolled 1,412 people.", "about 4125 people", "412,000 euros", "version 3.412"):
+        assert not pat.search(text), text
+    assert syn.answer_pattern("Ilse Varga").search("led by Ilse Varga, its principal investigator")
+    assert not syn.answer_pattern("Ilse Varga").search("led by Ilse Vargason")
+
+
+def test_generator_self_check_rejects_a_leaking_hard_negative(demo):
+    """_verify is what makes the hard negatives 'verified': it must fail when one states the answer."""
+    from emb_s_core.schema import Document, Query
+
+    q = next(q for q in demo.queries if q.task_type == "single-fact")
+    docs = {i: demo.documents[i] for i in q.ref_ids + q.hard_negative_ids}
+    syn._verify(q, docs)  # the real query passes
+    hn = q.hard_negative_ids[0]
+    leaky = dict(docs)
+    leaky[hn] = Document(doc_id=hn, text=docs[hn].text + f" In fact the answer was {q.answer}.", title=docs[hn].title)
+    with pytest.raises(RuntimeError, match="states the answer"):
+        syn._verify(q, leaky)
+    no_hn = Query(qid="x", text=q.text, answer=q.answer, ref_ids=q.ref_ids, task_type="single-fact")
+    with pytest.raises(RuntimeError, match="no hard negative"):
+        syn._verify(no_hn, docs)
+
+
+def test_cli_imports_the_demo_bank(tmp_path, capsys):
+    from emb_s_core.cli import main
+
+    opts = tmp_path / "demo.json"
+    opts.write_text('{"tokens": "64K", "seed": 7}')
+    assert main(["import", "--format", "demo", str(opts), "--workspace", str(tmp_path / "ws")]) == 0
+    out = capsys.readouterr().out
+    assert "queries as source 'demo'" in out
+    assert main(["info", "--workspace", str(tmp_path / "ws"), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert set(summary["queries_per_domain"]) == set(syn.DOMAIN_NAMES)
+    assert summary["queries"] == 8 * syn.queries_per_domain(64 * 1024)
