@@ -8,7 +8,17 @@ from emb_s_core.cli.common import add_workspace, print_table
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from emb_s_core.cli.use import _add_model
+    h = sub.add_parser("history", help="the workspace's committed versions: which tables each one changed, and the "
+                                       "bank edits (collide/domains --apply); old versions stay readable")
+    add_workspace(h)
+    h.add_argument("--version", type=int, default=None, metavar="N",
+                   help="print the bank summary of version N (read-only view)")
+    h.set_defaults(func=cmd_history)
+
+    try:  # the model options (and the gateway) come with the llm branch's `use` commands
+        from emb_s_core.cli.use import _add_model
+    except ImportError:  # pragma: no cover - only before the llm branch is merged
+        return
 
     p = sub.add_parser("collide", help="collision testing: an LLM labels each query's nearest non-reference "
                                        "documents Conflict / Hard Negative / False Negative")
@@ -23,13 +33,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="write the verdicts into the bank as a new workspace version (the ladder must be rebuilt)")
     p.add_argument("--show", type=int, default=10, metavar="N", help="print the first N verdicts (default 10)")
     p.set_defaults(func=cmd_collide, default_max_tokens=96)
-
-    h = sub.add_parser("history", help="the workspace's committed versions: which tables each one changed, and the "
-                                       "bank edits (collide/domains --apply); old versions stay readable")
-    add_workspace(h)
-    h.add_argument("--version", type=int, default=None, metavar="N",
-                   help="print the bank summary of version N (read-only view)")
-    h.set_defaults(func=cmd_history)
 
 
 def cmd_collide(args: argparse.Namespace) -> int:

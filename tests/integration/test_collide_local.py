@@ -1,11 +1,16 @@
 """End to end with the offline model: `emb-s collide` on a few queries, then --apply (well under 2 minutes)."""
 from __future__ import annotations
 
+import pytest
+
 from emb_s_core import bank, collide, ladder
 from emb_s_core.cli import main
 from emb_s_core.store import Workspace
 from tests.conftest import native_bank
 from tests.integration.test_collide import DOCS, QUERIES
+
+pytest.importorskip("emb_s_core.retrievers", reason="lands with the retrieval branch")
+pytest.importorskip("emb_s_core.llm", reason="lands with the llm branch")
 
 
 def test_collide_cli_with_the_local_model(tmp_path, capsys):
