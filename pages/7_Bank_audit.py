@@ -16,7 +16,7 @@ STATUS_LABELS = [*collide.LABELS, collide.UNPARSEABLE, "error", "does_not_fit"]
 @st.cache_data(max_entries=8, show_spinner=False)
 def audit_table(path: str, v: int) -> pd.DataFrame:
     """Every stored verdict joined with its query (current or retired): one row per (labeler, qid, candidate)."""
-    ws = data._ws(path, v)
+    ws, _ = data.workspace(path)
     verdicts = collide.verdicts(ws)
     if verdicts.empty:
         return verdicts
