@@ -15,8 +15,10 @@ from emb_s_core.store import Workspace
 
 Progress = Callable[[str, float], None]
 
-#: the offline retrievers every demo workspace is evaluated with (a sparse, two dense, and their fusion)
-DEMO_RETRIEVERS = ("bm25", "dense:minilm-l6", "dense:minilm-l3", "hybrid:bm25+dense:minilm-l6")
+#: the offline retrievers a demo workspace is evaluated with by default: sparse, dense and their fusion. Embedding
+#: is the whole cost on a 2-core CPU (about 3-6 minutes per MiniLM model for the default bank, bench/RESULTS.md), so
+#: the second embedder (dense:minilm-l3) is opt-in: `emb-s demo --retrievers ...` or `emb-s eval`.
+DEMO_RETRIEVERS = ("bm25", "dense:minilm-l6", "hybrid:bm25+dense:minilm-l6")
 
 
 def build(workspace_dir: str | Path, tokens: int | None = None, seed: int = 0, progress: Progress | None = None,

@@ -1,4 +1,4 @@
-"""Export for papers and spreadsheets: tables to CSV / JSON / Markdown / LaTeX (figure export lives here too).
+"""Export for papers and spreadsheets: tables to CSV / JSON / Markdown / LaTeX; figures to PNG / SVG / PDF / HTML.
 
 Tables are written by hand rather than through ``DataFrame.to_markdown`` / ``Styler.to_latex`` so that no optional
 dependency (tabulate, jinja2) decides whether a report can be written, and so LaTeX escaping is ours to test.
@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import shutil
+import warnings
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 import pandas as pd
@@ -110,3 +114,95 @@ def _latex(columns: list[str], cells: list[list[str | None]], numeric: list[bool
     lines += [" & ".join(esc(c) for c in row) + r" \\" for row in cells]
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------------------------ figures
+# Static export goes through plotly + kaleido 1.x, which drives a headless Chrome. Starting that browser costs about
+# a second per call, so figures_to_files and session() keep one kaleido server for a whole batch. Kaleido finds the
+# browser through BROWSER_PATH; when unset we point it at the first Chrome/Chromium on PATH.
+FIGURE_FORMATS = ("png", "svg", "pdf", "html")
+MIME = {"png": "image/png", "svg": "image/svg+xml", "pdf": "application/pdf", "html": "text/html",
+        "csv": "text/csv", "latex": "application/x-tex"}
+_CHROME_CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
+
+
+def find_browser() -> str | None:
+    """The Chrome kaleido will use: ``BROWSER_PATH`` if set, else the first Chrome/Chromium on PATH."""
+    if os.environ.get("BROWSER_PATH"):
+        return os.environ["BROWSER_PATH"]
+    for name in _CHROME_CANDIDATES:
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def _require_browser() -> None:
+    path = find_browser()
+    if not path:
+        raise EmbSError("static figure export (PNG/SVG/PDF) needs Chrome or Chromium, and none was found",
+                        fix="install it (`apt-get install -y chromium`) or set BROWSER_PATH; HTML export works "
+                            "without it.")
+    os.environ.setdefault("BROWSER_PATH", path)
+
+
+def _figure_format(fmt: str) -> str:
+    fmt = fmt.lower().lstrip(".")
+    if fmt not in FIGURE_FORMATS:
+        raise EmbSError(f"unknown figure format {fmt!r}", fix=f"use one of: {', '.join(FIGURE_FORMATS)}.")
+    return fmt
+
+
+def figure_to(fig, fmt: str, *, scale: float = 2.0) -> bytes:
+    """One figure as bytes in ``fmt`` (png, svg, pdf, html). HTML is self-contained (plotly.js inlined: offline)."""
+    fmt = _figure_format(fmt)
+    if fmt == "html":
+        return fig.to_html(full_html=True, include_plotlyjs=True).encode("utf-8")
+    _require_browser()
+    try:
+        with warnings.catch_warnings():  # plotly warns that its per-call options are unused inside a session
+            warnings.filterwarnings("ignore", message="The kopts argument is ignored")
+            return fig.to_image(format=fmt, scale=scale if fmt == "png" else 1.0)
+    except EmbSError:
+        raise
+    except Exception as exc:  # kaleido/browser failures surface as a user-fixable message
+        raise EmbSError(f"static export to {fmt.upper()} failed: {exc}",
+                        fix="check that Chromium starts (`chromium --headless --version`) or export as HTML.") from exc
+
+
+@contextmanager
+def session() -> Iterator[None]:
+    """Keep one kaleido browser running for every static export inside the block (batching)."""
+    _require_browser()
+    import kaleido
+
+    kaleido.start_sync_server(silence_warnings=True)
+    try:
+        yield
+    finally:
+        kaleido.stop_sync_server(silence_warnings=True)
+
+
+def figures_to_files(items: Iterable[tuple[object, str | Path]]) -> list[Path]:
+    """Write many (figure, path) pairs; the format comes from each path's suffix; one browser for the batch."""
+    items = [(fig, Path(p)) for fig, p in items]
+    for _, p in items:
+        _figure_format(p.suffix)
+    static = [it for it in items if it[1].suffix.lower() != ".html"]
+    written: list[Path] = []
+
+    def write_all() -> None:
+        for fig, p in items:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            data = figure_to(fig, p.suffix)
+            tmp = p.with_name(p.name + ".part")
+            tmp.write_bytes(data)
+            tmp.replace(p)
+            written.append(p)
+
+    if static:
+        with session():
+            write_all()
+    else:
+        write_all()
+    return written

@@ -1,0 +1,131 @@
+"""Per-query inspection behind the dashboard's drill-down: where each gold and hard-negative document ranked on
+every rung, the top-K list with its markings, which document outranked the gold, and a word-level diff.
+
+Why here and not in the page: the same views serve the CLI and tests, and pages stay thin (DESIGN.md §2). Nothing
+here computes an aggregate metric; failures are read from ``metrics.per_query`` rows.
+"""
+from __future__ import annotations
+
+import difflib
+import html
+import re
+
+import numpy as np
+import pandas as pd
+
+GOLD, HARD_NEGATIVE, OTHER = "gold", "hard negative", "other"
+_WORD = re.compile(r"\s+|[^\s]+")
+
+
+def find_queries(queries: pd.DataFrame, needle: str, limit: int = 50) -> pd.DataFrame:
+    """Queries whose id equals ``needle`` (first), then those whose text or answer contains it (case-insensitive)."""
+    needle = (needle or "").strip()
+    if not needle:
+        return queries.iloc[0:0]
+    exact = queries[queries["qid"] == needle]
+    low = needle.lower()
+    hits = queries[queries["text"].str.lower().str.contains(low, regex=False)
+                   | queries["answer"].astype(str).str.lower().str.contains(low, regex=False)
+                   | queries["qid"].str.lower().str.contains(low, regex=False)]
+    return pd.concat([exact, hits]).drop_duplicates("qid").head(limit)
+
+
+def failures(per_query: pd.DataFrame, run: str, rung: str, metric: str, x: str = "rung") -> pd.DataFrame:
+    """The (run, rung) rows that failed ``metric``: value < 1 (for HN-intrusion: an intrusion, value 1), worst first.
+
+    ``x="scale"`` selects by the pooled scale column (all domain rungs of one size) instead of one rung."""
+    col = "hn_intrusion" if metric == "HN-intrusion" else metric
+    d = per_query[(per_query["run"] == run) & (per_query[x] == rung) & (per_query["status"] == "ok")]
+    if col not in d:
+        return d.iloc[0:0]
+    d = d.dropna(subset=[col])
+    bad = d[d[col] >= 1.0] if col == "hn_intrusion" else d[d[col] < 1.0]
+    return bad.sort_values([col, "qid"])
+
+
+def _role(doc_id: int, gold: set[int], negs: set[int]) -> str:
+    return GOLD if doc_id in gold else HARD_NEGATIVE if doc_id in negs else OTHER
+
+
+def rank_table(results: pd.DataFrame, gold: list[int], negatives: list[int], rung_order: list[str]) -> pd.DataFrame:
+    """Rank (1-based; 0 = not in the stored list; NaN = no ranking on that cell, e.g. does not fit) of every gold and
+    hard-negative document: one row per (run, rung) in ladder order, one column per document ("gold 12",
+    "hard negative 40")."""
+    docs = [(int(d), GOLD) for d in gold] + [(int(d), HARD_NEGATIVE) for d in negatives]
+    labels = [f"{role} {d}" for d, role in docs]
+    order = {r: i for i, r in enumerate(rung_order)}
+    res = results.assign(_o=results["rung"].map(order).fillna(len(order))).sort_values(["run", "_o"])
+    rows = []
+    for row in res.itertuples(index=False):
+        out = {"run": row.run, "rung": row.rung, "status": row.status}
+        if row.status == "ok":
+            ids = np.asarray(row.doc_ids if row.doc_ids is not None else [], dtype=np.int64)
+            pos = {int(d): i + 1 for i, d in enumerate(ids)}
+            out.update({lab: pos.get(d, 0) for lab, (d, _) in zip(labels, docs)})
+        else:
+            out.update({lab: np.nan for lab in labels})
+        rows.append(out)
+    return pd.DataFrame(rows, columns=["run", "rung", "status", *labels])
+
+
+def top_k(doc_ids, scores, gold: list[int], negatives: list[int], documents: pd.DataFrame, k: int = 10
+          ) -> pd.DataFrame:
+    """The top-``k`` list at one (run, rung): rank, doc_id, mark (gold / hard negative / other), title, source,
+    domain, score. ``documents`` is indexed by doc_id with title, source, domain."""
+    ids = [int(d) for d in (doc_ids if doc_ids is not None else [])][:k]
+    sc = list(scores[:k]) if scores is not None else [np.nan] * len(ids)
+    g, n = set(int(x) for x in gold), set(int(x) for x in negatives)
+    meta = documents.reindex(ids)
+    return pd.DataFrame({
+        "rank": range(1, len(ids) + 1), "doc_id": ids, "mark": [_role(d, g, n) for d in ids],
+        "title": meta["title"].fillna("").to_numpy() if "title" in meta else "",
+        "source": meta["source"].to_numpy() if "source" in meta else "",
+        "domain": meta["domain"].to_numpy() if "domain" in meta else "",
+        "score": [float(s) if s is not None else np.nan for s in sc],
+    })
+
+
+def outranked_pair(doc_ids, gold: list[int], negatives: list[int]) -> tuple[int, int] | None:
+    """(gold doc, the document that outranked it): the best-ranked gold document (or the first gold id when none was
+    retrieved) and the top-ranked non-gold document above it, preferring a hard negative. None when gold is first."""
+    ids = [int(d) for d in (doc_ids if doc_ids is not None else [])]
+    g = [int(x) for x in gold]
+    if not ids or not g:
+        return None
+    pos = {d: i for i, d in enumerate(ids)}
+    found = sorted((pos[d], d) for d in g if d in pos)
+    best_pos, best_gold = found[0] if found else (len(ids), g[0])
+    above = [d for d in ids[:best_pos] if d not in g]
+    if not above:
+        return None
+    negs = set(int(x) for x in negatives)
+    intruder = next((d for d in above if d in negs), above[0])
+    return best_gold, intruder
+
+
+def word_diff(a: str, b: str) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]]:
+    """Split both texts into words and whitespace; mark the words that are not shared (difflib on word sequences)."""
+    ta, tb = _WORD.findall(a or ""), _WORD.findall(b or "")
+    wa = [t for t in ta if not t.isspace()]
+    wb = [t for t in tb if not t.isspace()]
+    same_a, same_b = set(), set()
+    for blk in difflib.SequenceMatcher(a=wa, b=wb, autojunk=False).get_matching_blocks():
+        same_a.update(range(blk.a, blk.a + blk.size))
+        same_b.update(range(blk.b, blk.b + blk.size))
+
+    def mark(tokens: list[str], same: set[int]) -> list[tuple[str, bool]]:
+        out, i = [], 0
+        for t in tokens:
+            if t.isspace():
+                out.append((t, False))
+            else:
+                out.append((t, i not in same))
+                i += 1
+        return out
+
+    return mark(ta, same_a), mark(tb, same_b)
+
+
+def diff_html(marked: list[tuple[str, bool]]) -> str:
+    """HTML for a marked word list: every piece is ``html.escape``d first, differing words wrapped in <mark>."""
+    return "".join(f"<mark>{html.escape(t)}</mark>" if changed else html.escape(t) for t, changed in marked)

@@ -1,0 +1,189 @@
+"""External runs: rankings produced by systems outside the workbench, imported into the one results shape.
+
+Two file formats:
+
+- TREC run files, one line per retrieved document: ``qid Q0 docid rank score tag`` (whitespace separated; the list
+  is ordered by score, highest first, ties by rank). ``docid`` is the bank's integer doc id.
+- JSONL, one ranking per line: ``{"qid": "...", "rung": "64K/law" (optional), "doc_ids": [...], "scores": [...]}``
+  (``scores`` optional; ``doc_ids`` already ranked).
+
+A ranking *with* a rung (``--rung`` for TREC, the ``rung`` field for JSONL) is stored for that rung; it must be one
+of the query's rungs and hold only that rung's documents. A ranking *without* a rung is one ranking over the whole
+bank, stored on every rung the query is evaluated on, filtered to the rung's members (order kept). The whole file is
+checked before anything is written; any unknown qid, doc id or rung is an error naming the file and line.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from emb_s_core import bank, ladder as ladder_mod, runs
+from emb_s_core.errors import EmbSError, at
+from emb_s_core.store import Workspace
+
+FORMATS = ("trec", "jsonl")
+
+
+@dataclass
+class Ranked:
+    qid: str
+    rung: str | None
+    doc_ids: list[int]
+    scores: list[float] | None
+    line: int
+
+
+def guess_format(path: Path) -> str:
+    return "jsonl" if path.suffix.lower() in (".jsonl", ".json", ".ndjson") else "trec"
+
+
+def read_trec(path: Path, rung: str | None = None) -> list[Ranked]:
+    """Rankings per qid of a TREC run file (sorted by score desc, then rank asc)."""
+    per_qid: dict[str, list[tuple[float, int, int, int]]] = {}
+    first_line: dict[str, int] = {}
+    with open(path, encoding="utf-8") as fh:
+        for line_no, line in enumerate(fh, start=1):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            parts = line.split()
+            if len(parts) != 6:
+                raise EmbSError(f"expected 6 fields `qid Q0 docid rank score tag`, got {len(parts)}",
+                                where=at(path, line_no), fix="write one retrieved document per line in TREC format.")
+            qid, _, docid, rank, score, _ = parts
+            try:
+                doc = int(docid)
+            except ValueError:
+                raise EmbSError(f"docid {docid!r} is not an integer doc id", where=at(path, line_no),
+                                fix="use the bank's integer doc ids (see documents.jsonl / `emb-s info`).") from None
+            try:
+                r, s = int(rank), float(score)
+            except ValueError:
+                raise EmbSError(f"rank {rank!r} or score {score!r} is not a number", where=at(path, line_no),
+                                fix="rank must be an integer and score a number.") from None
+            if not math.isfinite(s):
+                raise EmbSError(f"score {score!r} is not finite", where=at(path, line_no), fix="use finite scores.")
+            per_qid.setdefault(qid, []).append((-s, r, doc, line_no))
+            first_line.setdefault(qid, line_no)
+    out = []
+    for qid, rows in per_qid.items():
+        rows.sort()
+        _check_unique(path, qid, [d for _, _, d, _ in rows], [ln for *_, ln in rows])
+        out.append(Ranked(qid, rung, [d for _, _, d, _ in rows], [-s for s, _, _, _ in rows], first_line[qid]))
+    return out
+
+
+def read_jsonl(path: Path) -> list[Ranked]:
+    from emb_s_core.sources._io import iter_jsonl, require_field
+
+    out = []
+    for line_no, obj in iter_jsonl(path):
+        where = at(path, line_no)
+        qid = str(require_field(obj, "qid", where, (str, int)))
+        ids = require_field(obj, "doc_ids", where, list)
+        if not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+            raise EmbSError("doc_ids must be a list of integer doc ids", where=where,
+                            fix="use the bank's integer doc ids, best first.")
+        scores = obj.get("scores")
+        if scores is not None:
+            if not isinstance(scores, list) or len(scores) != len(ids) or not all(
+                    isinstance(s, (int, float)) and not isinstance(s, bool) and math.isfinite(s) for s in scores):
+                raise EmbSError("scores must be a list of finite numbers, one per doc id", where=where,
+                                fix="drop scores or give one number per entry of doc_ids.")
+        rung = obj.get("rung")
+        if rung is not None and not isinstance(rung, str):
+            raise EmbSError("rung must be a string", where=where, fix='e.g. "rung": "64K/law".')
+        _check_unique(path, qid, ids, [line_no] * len(ids))
+        out.append(Ranked(qid, rung, list(ids), None if scores is None else [float(s) for s in scores], line_no))
+    return out
+
+
+def _check_unique(path: Path, qid: str, ids: list[int], lines: list[int]) -> None:
+    seen: set[int] = set()
+    for d, ln in zip(ids, lines):
+        if d in seen:
+            raise EmbSError(f"doc id {d} appears twice in the ranking of query {qid!r}", where=at(path, ln),
+                            fix="list each document once per query (and rung).")
+        seen.add(d)
+
+
+def _place(placed: dict[tuple[str, str], int], path: Path, rk: Ranked, rung: str) -> None:
+    if (rung, rk.qid) in placed:
+        raise EmbSError(f"query {rk.qid!r} gets two rankings on rung {rung} (lines {placed[(rung, rk.qid)]} and "
+                        f"{rk.line}): a per-rung ranking and a whole-bank ranking overlap", where=at(path, rk.line),
+                        fix="give each query either per-rung rankings or one ranking over the bank.")
+    placed[(rung, rk.qid)] = rk.line
+
+
+def import_run(ws: Workspace, name: str, path: str | Path, fmt: str | None = None,
+               rung: str | None = None) -> dict:
+    """Validate the whole file, then store it as run ``name`` (kind "external") in one transaction."""
+    from emb_s_core.sources._io import require_file, sha256_of
+
+    path = require_file(Path(path), "run file")
+    fmt = fmt or guess_format(path)
+    if fmt not in FORMATS:
+        raise EmbSError(f"unknown run format {fmt!r}", fix=f"use one of {', '.join(FORMATS)}.")
+    if rung is not None and fmt != "trec":
+        raise EmbSError("--rung applies to TREC files only", fix="give each JSONL line a \"rung\" field instead.")
+    rankings = read_trec(path, rung) if fmt == "trec" else read_jsonl(path)
+    if not rankings:
+        raise EmbSError("the run file holds no rankings", where=str(path), fix="check the file.")
+    lad = ladder_mod.load(ws)
+    qids = set(bank.queries(ws)["qid"])
+    all_docs = bank.documents(ws, ["doc_id"])["doc_id"].to_numpy(np.int64)
+    rungs_of: dict[str, list[str]] = {}
+    for r in lad.rungs:
+        for q in r.qids:
+            rungs_of.setdefault(q, []).append(r.name)
+    rows = []
+    seen: set[tuple[str, str | None]] = set()
+    placed: dict[tuple[str, str], int] = {}  # (rung, qid) -> line that filled it
+    for rk in rankings:
+        where = at(path, rk.line)
+        if rk.qid not in qids:
+            raise EmbSError(f"unknown query id {rk.qid!r}", where=where,
+                            fix="use the qids of the workspace's bank (see queries.jsonl or `emb-s info`).")
+        ids = np.asarray(rk.doc_ids, dtype=np.int64)
+        unknown = ids[~np.isin(ids, all_docs)]
+        if len(unknown):
+            raise EmbSError(f"unknown doc id {int(unknown[0])} in the ranking of query {rk.qid!r}", where=where,
+                            fix="use the bank's integer doc ids.")
+        key = (rk.qid, rk.rung)
+        if key in seen:
+            raise EmbSError(f"a second ranking for query {rk.qid!r}" + (f" on rung {rk.rung}" if rk.rung else ""),
+                            where=where, fix="give one ranking per query (and rung).")
+        seen.add(key)
+        scores = np.asarray(rk.scores, dtype=np.float32) if rk.scores is not None else None
+        if rk.rung is not None:
+            r = lad.rung(rk.rung)
+            if rk.qid not in set(r.qids):
+                raise EmbSError(f"query {rk.qid!r} is not evaluated on rung {rk.rung}", where=where,
+                                fix=f"its rungs are: {', '.join(rungs_of.get(rk.qid, [])) or 'none (not kept)'}.")
+            outside = ids[~np.isin(ids, r.doc_ids)]
+            if len(outside):
+                raise EmbSError(f"doc id {int(outside[0])} is not a member of rung {rk.rung}", where=where,
+                                fix="rank only the rung's documents, or import without a rung to filter a "
+                                    "ranking over the whole bank.")
+            _place(placed, path, rk, rk.rung)
+            rows.append({"rung": rk.rung, "qid": rk.qid, "doc_ids": ids, "scores": scores})
+            continue
+        for rung_name in rungs_of.get(rk.qid, []):
+            _place(placed, path, rk, rung_name)
+            keep = np.isin(ids, lad.rung(rung_name).doc_ids)
+            rows.append({"rung": rung_name, "qid": rk.qid, "doc_ids": ids[keep],
+                         "scores": None if scores is None else scores[keep]})
+    if not rows:
+        raise EmbSError("none of the file's queries is evaluated on the ladder (all dropped from the kept set)",
+                        where=str(path), fix="check the qids against `emb-s ladder show`.")
+    config = {"format": fmt, "file": path.name, "sha256": sha256_of(path), "rung": rung,
+              "ladder": {r.name: r.membership_hash for r in lad.rungs}}
+    existing = runs.get_run(ws, name)
+    if existing is not None and existing["config"] == config:
+        return {"run": name, "rows": 0, "queries": len({r["qid"] for r in rows}), "already_imported": True}
+    with ws.transaction():
+        runs.create_run(ws, name, "external", path.name, config)
+        runs.save_results(ws, name, rows)
+    return {"run": name, "rows": len(rows), "queries": len({r["qid"] for r in rows}), "already_imported": False}

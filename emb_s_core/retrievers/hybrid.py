@@ -1,0 +1,50 @@
+"""Reciprocal-rank fusion of two retrievers: ``s(d) = Σ_r 1 / (k_rrf + rank_r(d))`` with ``k_rrf = 60`` and 1-based
+ranks over each retriever's top-``depth`` list of the same rung (a document absent from a list adds nothing)."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from emb_s_core.retrievers.base import Ranking, Retriever, topk
+from emb_s_core.store import Workspace
+
+K_RRF = 60
+DEPTH = 100
+
+
+class Hybrid(Retriever):
+    def __init__(self, spec: str, parts: list[Retriever], depth: int = DEPTH, k_rrf: int = K_RRF) -> None:
+        self.spec = spec
+        self.parts = parts
+        self.depth = depth
+        self.k_rrf = k_rrf
+
+    def check(self) -> None:
+        for p in self.parts:
+            if hasattr(p, "check"):
+                p.check()
+
+    def config(self) -> dict[str, Any]:
+        return {"spec": self.spec, "fusion": "rrf", "k_rrf": self.k_rrf, "depth": self.depth,
+                "parts": [p.config() for p in self.parts]}
+
+    def prepare(self, ws: Workspace, doc_ids: np.ndarray, progress=None) -> None:
+        for p in self.parts:
+            p.prepare(ws, doc_ids, progress)
+        self.doc_ids = self.parts[0].doc_ids
+
+    def rank(self, queries: list[str], pools: Mapping[str, np.ndarray], k: int) -> dict[str, Ranking]:
+        lists = [p.rank(queries, pools, max(k, self.depth)) for p in self.parts]
+        out = {}
+        for name, ids in pools.items():
+            ids = np.asarray(ids, dtype=np.int64)
+            fused = np.zeros((len(queries), len(ids)))
+            for ranking in lists:
+                r = ranking[name]
+                cols = np.searchsorted(ids, r.ids)
+                rows = np.repeat(np.arange(len(queries)), r.ids.shape[1])
+                np.add.at(fused, (rows, cols.reshape(-1)),
+                          np.tile(1.0 / (self.k_rrf + np.arange(1, r.ids.shape[1] + 1)), len(queries)))
+            out[name] = topk(fused, ids, k, decimals=12)
+        return out

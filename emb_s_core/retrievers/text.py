@@ -1,0 +1,21 @@
+"""The one tokenization of the sparse retrievers (BM25 and its rank-bm25 reference): lowercase, ``\\w+`` words,
+a fixed English stopword list. Both retrievers call this, so their top-10 lists can be compared exactly."""
+from __future__ import annotations
+
+import re
+
+WORD = re.compile(r"\w+", re.UNICODE)
+
+# A fixed list (not a library's, which changes between versions): run identities must not drift.
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below between
+    both but by can could did do does doing down during each few for from further had has have having he her here
+    hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off
+    on once only or other our ours ourselves out over own same she should so some such than that the their theirs
+    them themselves then there these they this those through to too under until up very was we were what when where
+    which while who whom why will with would you your yours yourself yourselves""".split()
+)
+
+
+def tokenize(text: str) -> list[str]:
+    return [w for w in WORD.findall(text.lower()) if w not in STOPWORDS]

@@ -1,0 +1,155 @@
+"""Query drill-down: one query's gold and hard-negative documents, their ranks on every rung for every run, the
+top-K at one rung, and the gold document next to the one that outranked it (all document text escaped)."""
+from __future__ import annotations
+
+import streamlit as st
+
+from emb_s_core import drilldown
+from ui import data, state, widgets
+
+view = widgets.analysis_view("Query drill-down")
+path, v, metric, lad, run_names = view.path, view.v, view.metric, view.ladder, view.run_names
+domains, tasks, sources = view.filters
+with widgets.guard():
+    qs = data.queries(path, v)
+
+ways = ["failures", "search"]
+default_by = "failures" if state.get("run") and run_names else "search"
+by = st.radio("Find a query by", ways, index=state.index_of(ways, state.get("by", default_by)), horizontal=True,
+              format_func=lambda s: {"failures": "failures of a run at a rung", "search": "id or text"}[s],
+              key="url_by")
+state.put(by=by)
+
+qid: str | None = None
+if by == "failures":
+    if not run_names:
+        st.info("This workspace has no runs yet, so there are no failures to walk: search by id or text instead.")
+        st.stop()
+    pq = data.filtered(path, v, domains, tasks, sources)
+    rungs = data.columns_in_order(lad, pq, "rung")
+    scales = [s for s in data.columns_in_order(lad, pq, "scale") if s not in rungs]
+    c1, c2 = st.columns(2)
+    with c1:
+        run = state.selectbox("Run", run_names, "run")
+    with c2:
+        rung = state.selectbox("Rung or scale", rungs + scales, "rung",
+                               default=rungs[-1] if rungs else None)
+    x = "rung" if rung in rungs else "scale"
+    fails = drilldown.failures(pq, run, rung, metric, x=x) if not pq.empty else pq
+    if fails.empty:
+        st.success(f"No failures of {metric} for {run} at {rung} with the current filters.")
+    else:
+        col = data.metric_column(metric)
+        labels = {q: f"{q} · {metric} = {val:.3f}" for q, val in zip(fails["qid"], fails[col])}
+        st.caption(f"{len(fails):,} failures of {metric} for **{run}** at **{rung}** (worst first).")
+        options = list(labels)
+
+        def step(delta: int) -> None:
+            """Previous / next failure: move the selectbox before it is drawn again."""
+            at = state.index_of(options, st.session_state.get("fail_pick"))
+            st.session_state["fail_pick"] = options[(at + delta) % len(options)]
+
+        c1, c2, c3 = st.columns([8, 1, 1], vertical_alignment="bottom")
+        with c1:
+            qid = st.selectbox("Failure", options, index=state.index_of(options, state.get("q")),
+                               format_func=labels.get, key="fail_pick")
+        c2.button("← prev", key="fail_prev", on_click=step, args=(-1,), width="stretch")
+        c3.button("next →", key="fail_next", on_click=step, args=(1,), width="stretch")
+else:
+    needle = st.text_input("Query id or words from its text or answer", value=state.get("find", "") or "",
+                           key="url_find")
+    state.put(find=needle)
+    hits = drilldown.find_queries(qs.reset_index(drop=True), needle) if needle else qs.iloc[0:0]
+    if needle and hits.empty:
+        st.warning(f"No query id, text or answer contains {needle!r}.")
+    options = hits["qid"].tolist()
+    if not options and state.get("q") in qs.index:
+        options = [state.get("q")]
+    if options:
+        qid = st.selectbox("Query", options, index=state.index_of(options, state.get("q")),
+                           format_func=lambda q: f"{q} · {qs.loc[q, 'text'][:90]}", key="search_pick")
+
+if not qid:
+    st.stop()
+state.put(q=qid)
+query = qs.loc[qid]
+gold = [int(d) for d in query["ref_ids"]]
+negs = [int(d) for d in (query["hard_negative_ids"] if query["hard_negative_ids"] is not None else [])]
+
+st.divider()
+st.markdown(f"#### Query `{qid}`")
+st.text(query["text"])
+m = st.columns(4)
+m[0].markdown("**Answer**")
+m[0].text(str(query["answer"]))
+m[1].markdown(f"**Domain**: `{query['domain']}`")
+m[2].markdown(f"**Task type**: `{query['task_type']}`")
+m[3].markdown(f"**Gold / hard negatives**: {len(gold)} / {len(negs)}")
+
+texts = data.document_texts(path, v, tuple(sorted(set(gold + negs))))
+g_col, n_col = st.columns(2)
+for column, ids, label in ((g_col, gold, "Gold"), (n_col, negs, "Hard negative")):
+    with column:
+        st.markdown(f"**{label} documents**")
+        if not ids:
+            st.caption("none")
+        for d in ids:
+            doc = texts.get(d)
+            with st.expander(f"{label} · doc {d} · {doc['title'] if doc else '(missing from the bank)'}"):
+                if doc:
+                    st.caption(f"source {doc['source']} · domain {doc['domain']}")
+                    st.text(doc["text"])
+
+res = data.query_results(path, v, qid)
+if res.empty:
+    st.info("No run has results for this query yet.")
+    st.stop()
+
+st.markdown("**Rank of each gold and hard-negative document** on every rung, per run (1 = top; 0 = not in the "
+            "stored list; empty = no ranking there, e.g. does not fit)")
+order = lad.names if lad is not None else sorted(res["rung"].unique())
+ranks = drilldown.rank_table(res, gold, negs, order)
+st.dataframe(ranks, hide_index=True, width="stretch")
+widgets.table_downloads(ranks, f"ranks_{qid}", "ranks")
+
+st.markdown("**Top-K at one rung**")
+runs_here = [r for r in run_names if r in set(res["run"])]
+c1, c2, c3 = st.columns([2, 2, 1])
+with c1:
+    run_sel = st.selectbox("Run", runs_here, index=state.index_of(runs_here, state.get("run")), key="top_run")
+rungs_here = [r for r in order if r in set(res[res["run"] == run_sel]["rung"])]
+with c2:
+    rung_sel = st.selectbox("Rung", rungs_here, index=state.index_of(rungs_here, state.get("rung"),
+                                                                       default=len(rungs_here) - 1), key="top_rung")
+with c3:
+    topn = st.number_input("K", min_value=1, max_value=100, value=10, key="top_k")
+row = res[(res["run"] == run_sel) & (res["rung"] == rung_sel)].iloc[0]
+if row["status"] != "ok":
+    st.info(f"{run_sel} has no ranking at {rung_sel}: {row['status'].replace('_', ' ')}.")
+    st.stop()
+meta = data.documents_meta(path, v)
+top = drilldown.top_k(row["doc_ids"], row["scores"], gold, negs, meta, k=int(topn))
+st.dataframe(top, hide_index=True, width="stretch",
+             column_config={"score": st.column_config.NumberColumn(format="%.4f")})
+widgets.table_downloads(top, f"top{topn}_{qid}_{run_sel}_{rung_sel}", "top")
+
+pair = drilldown.outranked_pair(row["doc_ids"], gold, negs)
+if pair is None:
+    st.success("The gold document is ranked first here: nothing outranked it.")
+    st.stop()
+g_id, o_id = pair
+both = data.document_texts(path, v, tuple(sorted({g_id, o_id})))
+ga, ob = both.get(g_id), both.get(o_id)
+if not ga or not ob:
+    st.warning("One of the two documents is missing from the bank.")
+    st.stop()
+kind = "hard negative" if o_id in negs else "other document"
+st.markdown(f"**Gold doc {g_id} vs the {kind} {o_id} that outranked it** (words not shared are highlighted)")
+left_marked, right_marked = drilldown.word_diff(ga["text"], ob["text"])
+l, r = st.columns(2)
+with l:
+    st.caption(f"gold · doc {g_id} · {ga['source']} / {ga['domain']}")
+    st.markdown(f"<div class='emb-doc'>{drilldown.diff_html(left_marked)}</div>", unsafe_allow_html=True)
+with r:
+    st.caption(f"{kind} · doc {o_id} · {ob['source']} / {ob['domain']}")
+    st.markdown(f"<div class='emb-doc'>{drilldown.diff_html(right_marked)}</div>", unsafe_allow_html=True)

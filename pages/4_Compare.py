@@ -1,0 +1,120 @@
+"""Compare: two runs on the same rungs with paired tests (never two unpaired means), the queries one gets and the
+other misses, and a live query box that ranks a typed question with several retrievers at once."""
+from __future__ import annotations
+
+import importlib
+import time
+
+import pandas as pd
+import streamlit as st
+
+from emb_s_core import views
+from emb_s_core.figures import compare, style
+from emb_s_core.errors import EmbSError
+from ui import data, state, widgets
+
+view = widgets.analysis_view("Compare two runs")
+path, v, metric, lad, run_names = view.path, view.v, view.metric, view.ladder, view.run_names
+domains, tasks, sources = view.filters
+
+tab_runs, tab_live = st.tabs(["Two runs, paired", "Live query"])
+
+with tab_runs:
+    if len(run_names) < 2:
+        st.info("Comparing needs two runs in this workspace; it has "
+                f"{len(run_names)}. Evaluate another retriever (`emb-s evaluate --workspace DIR SPEC`).")
+    else:
+        c1, c2 = st.columns(2)
+        with c1:
+            run_a = state.selectbox("Run A", run_names, "a", default=run_names[0])
+        with c2:
+            others = [r for r in run_names if r != run_a]
+            run_b = state.selectbox("Run B", others, "b", default=others[0])
+        pq = data.filtered(path, v, domains, tasks, sources)
+        ran_a = set(pq[(pq["run"] == run_a) & (pq["status"] == "ok")]["rung"])
+        ran_b = set(pq[(pq["run"] == run_b) & (pq["status"] == "ok")]["rung"])
+        order = data.columns_in_order(lad, pq, "rung")
+        common = [r for r in order if r in ran_a & ran_b]
+        if not common:
+            st.warning(f"{run_a} and {run_b} share no rung with rankings under the current filters.")
+        else:
+            only = sorted((ran_a ^ ran_b) & set(order), key=order.index)
+            if only:
+                st.caption("Rungs only one run has (left out): " + ", ".join(only))
+            tests = data.paired(path, v, run_a, run_b, metric, tuple(common), domains, tasks, sources)
+            cap = style.caption(widgets.bank_name(path), common, views.metric_k(metric),
+                                int(tests["n"].max()) if len(tests) else 0)
+            fig = compare.deltas(tests, run_a, run_b, metric, caption=cap)
+            st.plotly_chart(fig, theme=None, key="deltas", width="stretch")
+            widgets.figure_downloads(fig, f"delta_{run_a}_vs_{run_b}_{metric}", "deltas")
+            st.dataframe(tests, hide_index=True, width="stretch",
+                         column_config={c: st.column_config.NumberColumn(format="%.4f")
+                                        for c in ("delta", "ci_low", "ci_high", "p_value")})
+            widgets.table_downloads(tests, f"paired_{run_a}_vs_{run_b}_{metric}", "paired")
+            fig2 = compare.win_loss(tests, run_a, run_b, caption=cap)
+            st.plotly_chart(fig2, theme=None, key="winloss", width="stretch")
+            widgets.figure_downloads(fig2, f"winloss_{run_a}_vs_{run_b}_{metric}", "winloss")
+
+            st.markdown("**Queries one run gets and the other misses**")
+            rung = state.selectbox("At rung", common, "rung", default=common[-1])
+            col = data.metric_column(metric)
+            side = pq[(pq["rung"] == rung) & pq["run"].isin([run_a, run_b])].pivot_table(
+                index="qid", columns="run", values=col, aggfunc="first")
+            if run_a in side and run_b in side:
+                side = side[[run_a, run_b]].dropna()
+                better = "lower" if col == "hn_intrusion" else "higher"
+                gain = (side[run_a] - side[run_b]) * (-1 if better == "lower" else 1)
+                qs = data.queries(path, v)
+                for title, sel in ((f"{run_a} better", gain > 0), (f"{run_b} better", gain < 0)):
+                    part = side[sel].reset_index()
+                    part.insert(1, "text", part["qid"].map(qs["text"]))
+                    st.markdown(f"*{title}* — {len(part):,} queries ({better} {metric} is better)")
+                    if len(part):
+                        st.dataframe(part, hide_index=True, width="stretch")
+                        widgets.table_downloads(part, f"{title}_{rung}", f"side_{title}")
+                        st.page_link("pages/3_Query_drilldown.py", label="Open one in the drill-down →",
+                                     query_params=state.carried(by="search", q=part["qid"].iloc[0],
+                                                                run=run_a, rung=rung))
+
+with tab_live:
+    try:
+        evaluate = importlib.import_module("emb_s_core.evaluate")
+    except ImportError:
+        evaluate = None
+    if evaluate is None:
+        st.info("Live querying needs the retrieval part (`emb_s_core.evaluate`), which is not installed here yet.")
+    elif lad is None:
+        st.info("Live querying searches a rung: build the ladder first (`emb-s ladder build --workspace DIR`).")
+    else:
+        systems = data.run_table(path, v)
+        retriever_runs = systems[systems["kind"] == "retriever"]["system"].dropna().tolist()
+        specs = list(dict.fromkeys(["bm25", "dense:minilm-l6", *retriever_runs]))
+        text = st.text_input("Question", value=state.get("live", "") or "", key="url_live",
+                             placeholder="type a question and press Enter")
+        c1, c2, c3 = st.columns([3, 2, 1])
+        with c1:
+            chosen = state.multiselect("Retrievers", specs, "specs", default=specs[:2])
+        with c2:
+            rung = st.selectbox("Rung", lad.names, index=len(lad.names) - 1, key="live_rung")
+        with c3:
+            k = st.number_input("K", 1, 50, 10, key="live_k")
+        state.put(live=text)
+        if text.strip() and chosen:
+            meta = data.documents_meta(path, v)
+            ws, _ = data.workspace(path)
+            cols = st.columns(len(chosen))
+            for col, spec in zip(cols, chosen):
+                with col:
+                    t0 = time.perf_counter()
+                    try:
+                        with st.spinner(f"{spec}: preparing the index once, then milliseconds per query…"):
+                            ranked = evaluate.live_query(ws, spec, text, rung, k=int(k))
+                    except EmbSError as exc:  # one bad spec must not hide the other rankings
+                        st.markdown(f"**{spec}**")
+                        st.error(str(exc))
+                        continue
+                    ms = (time.perf_counter() - t0) * 1000
+                    st.markdown(f"**{spec}** · {ms:.0f} ms")
+                    shown = pd.DataFrame(ranked).merge(meta[["title", "source", "domain"]], left_on="doc_id",
+                                                       right_index=True, how="left")
+                    st.dataframe(shown, hide_index=True, width="stretch")

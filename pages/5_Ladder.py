@@ -1,0 +1,62 @@
+"""Ladder: what each rung holds (tokens, documents, domains, sources) and the paper's Figure 4 — how many distinct
+sources a query's top-10 draws from at the shared rung versus the largest rung."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from emb_s_core.figures import ladder as ladder_fig
+from emb_s_core.figures import mixing, style
+from ui import data, state, widgets
+
+st.title("Ladder")
+path, v = widgets.pick_workspace()
+with widgets.guard():
+    lad = data.get_ladder(path, v)
+if lad is None:
+    st.info("This workspace has no ladder yet: build it with `emb-s ladder build --workspace DIR`.")
+    st.stop()
+
+table = lad.table()
+table["budget"] = pd.to_numeric(table["budget"], errors="coerce").astype("Int64")  # "" for full → missing
+st.dataframe(table, hide_index=True, width="stretch")
+widgets.table_downloads(table, "ladder", "ladder")
+for msg in lad.messages:
+    st.caption(msg)
+kept = lad.kept
+if len(kept) and (~kept["kept"].astype(bool)).any():
+    st.warning(f"{int((~kept['kept'].astype(bool)).sum())} queries were dropped because their gold does not fit the "
+               "base rung; they are left out on every rung.")
+
+st.subheader("Composition")
+c1, c2 = st.columns(2)
+with c1:
+    by = state.selectbox("Split by", ["domain", "source"], "split")
+with c2:
+    value = state.selectbox("Measure", ["tokens", "documents"], "measure")
+comp = ladder_fig.composition_table(lad.rungs)
+fig = ladder_fig.composition(comp, lad.names, by=by, value=value,
+                             caption=style.caption(widgets.bank_name(path), lad.names))
+st.plotly_chart(fig, theme=None, key="composition", width="stretch")
+widgets.figure_downloads(fig, f"composition_{by}_{value}", "composition")
+
+st.subheader("Source mixing in the top-10 (paper Figure 4)")
+shared = [r.name for r in lad.rungs if r.kind == "shared"]
+largest = lad.rungs[-1].name
+pair = list(dict.fromkeys(shared[:1] + [largest]))
+run_names = data.run_table(path, v)["run"].tolist()
+if not run_names:
+    st.info("No runs yet: source mixing needs a retriever's top-10 lists.")
+    st.stop()
+run = state.selectbox("Run", run_names, "run")
+dist = data.source_mixing(path, v, 10)
+d = dist[(dist["run"] == run) & dist["rung"].isin(pair)]
+if d.empty:
+    st.info(f"{run} has no rankings at {' or '.join(pair)}.")
+    st.stop()
+n = int(d.groupby("rung").size().max())
+fig2 = mixing.mixing(dist, run, pair, k=10, caption=style.caption(widgets.bank_name(path), pair, 10, n))
+st.plotly_chart(fig2, theme=None, key="mixing", width="stretch")
+widgets.figure_downloads(fig2, f"mixing_{run}", "mixing")
+summary = d.groupby("rung")["n_sources"].describe()[["count", "mean", "50%", "max"]].reset_index()
+st.dataframe(summary, hide_index=True)

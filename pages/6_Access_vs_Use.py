@@ -1,0 +1,88 @@
+"""Access vs use: for one access run (retrieval or localization), one QA run and one judge, each query on each rung
+falls in one quadrant — evidence reached or not, answer good or not (DESIGN.md §1). Uses emb_s_core.diagnose and
+figures/access_use.py from the LLM part; until that part is installed the page says so."""
+from __future__ import annotations
+
+import importlib
+
+import streamlit as st
+
+from emb_s_core.figures import style
+from ui import data, state, widgets
+
+st.title("Access vs use")
+path, v = widgets.pick_workspace()
+try:
+    diagnose = importlib.import_module("emb_s_core.diagnose")
+    qa = importlib.import_module("emb_s_core.qa")
+    judge_mod = importlib.import_module("emb_s_core.judge")
+    access_use = importlib.import_module("emb_s_core.figures.access_use")
+except ImportError:
+    st.info("This page needs the LLM part (`emb_s_core.diagnose`, `qa`, `judge`), which is not installed here yet.")
+    st.stop()
+
+
+@st.cache_resource(max_entries=16, show_spinner="Placing every answered query in its quadrant…")
+def quadrants(path: str, v: int, access: str, qa_run: str, judge: str, k: int, t_a: float, t_u: float):
+    ws, _ = data.workspace(path)
+    return diagnose.quadrants(ws, access, qa_run, judge=judge, k=k, access_threshold=t_a, score_threshold=t_u)
+
+
+ws, _ = data.workspace(path)
+with widgets.guard():
+    qa_runs = qa.list_qa_runs(ws)
+    access_runs = data.run_table(path, v)["run"].tolist()
+if qa_runs.empty or not access_runs:
+    st.info("Access vs use needs a retrieval (or localization) run and a QA run with judgments: "
+            "`emb-s eval`, then `emb-s qa` and `emb-s judge` on this workspace.")
+    st.stop()
+
+c1, c2, c3 = st.columns(3)
+with c1:
+    access = state.selectbox("Access run", access_runs, "run")
+with c2:
+    qa_run = state.selectbox("QA run", qa_runs["qa_run"].tolist(), "qa")
+with widgets.guard():
+    judged = judge_mod.load_judgments(ws, qa_runs=[qa_run])
+judges = list(dict.fromkeys([judge_mod.REFERENCE, *judged["judge"].dropna().astype(str).tolist()])) \
+    if "judge" in judged else [judge_mod.REFERENCE]
+with c3:
+    judge = state.selectbox("Judge", judges, "judge")
+with st.sidebar:
+    st.markdown("**Thresholds**")
+    k = int(state.selectbox("K (evidence in the top-K)", [str(x) for x in data.KS], "k", default="10"))
+    t_a = st.slider("accessed when SR@K ≥", 0.0, 1.0, float(state.get("ta", "1.0")), 0.05, key="url_ta")
+    t_u = st.slider("answered well when judge score ≥", 0, 5, int(float(state.get("tu", "4"))), 1, key="url_tu")
+    state.put(ta=t_a, tu=t_u)
+st.caption(f"Accessed ⇔ SR@{k} ≥ {t_a:g}; answered well ⇔ {judge} score ≥ {t_u} (0–5). Cells without a ranking, "
+           "an answer or a judgment are counted as excluded, never as failures.")
+
+with widgets.guard():
+    df = quadrants(path, v, access, qa_run, judge, k, t_a, t_u)
+if df.empty:
+    st.info(f"{qa_run} has no answers yet.")
+    st.stop()
+by = state.selectbox("Break down by", list(diagnose.BREAKDOWNS), "split", default="rung")
+summary = diagnose.summary(df, by=(by,))
+fig = access_use.quadrant_shares(summary, x=by)
+n = int(df["quadrant"].notna().sum())
+style.apply(fig, f"Access vs use: {access} → {qa_run}",
+            style.caption(widgets.bank_name(path), sorted(df["rung"].unique()), k, n,
+                          extra=f"judge {judge}, SR@{k} ≥ {t_a:g}, score ≥ {t_u}"))
+st.plotly_chart(fig, theme=None, key="access_use", width="stretch")
+widgets.figure_downloads(fig, f"access_use_{access}_{qa_run}", "access_use")
+st.dataframe(summary, hide_index=True, width="stretch")
+widgets.table_downloads(summary, f"access_use_{by}", "access_use_table")
+
+st.subheader("Cases")
+quadrant = state.selectbox("Quadrant", list(diagnose.QUADRANTS), "quadrant", default=diagnose.USE_FAILURE,
+                           format_func=diagnose.LABELS.get)
+cases = diagnose.cases(df, quadrant)
+st.caption(f"{len(cases):,} (rung, query) cells")
+if len(cases):
+    shown = cases[["rung", "qid", "domain", "sr", "score", "answer"]]
+    st.dataframe(shown, hide_index=True, width="stretch")
+    widgets.table_downloads(shown, f"cases_{quadrant}", "cases")
+    st.page_link("pages/3_Query_drilldown.py", label=f"Open {cases['qid'].iloc[0]} in the drill-down →",
+                 query_params=state.carried(by="search", q=cases["qid"].iloc[0], run=access,
+                                            rung=cases["rung"].iloc[0]))

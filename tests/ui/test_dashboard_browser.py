@@ -1,0 +1,146 @@
+"""The real thing: ``streamlit run`` on a free localhost port, every page loaded in headless Chromium (driven over
+the DevTools protocol by choreographer, which kaleido already ships), the rendered DOM text checked, and a
+screenshot of each page written to docs/screenshots/ for the README."""
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import HERE, REPO
+from emb_s_core import export
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(300),
+              pytest.mark.skipif(export.find_browser() is None, reason="no Chromium/Chrome installed")]
+
+SHOTS = REPO / "docs" / "screenshots"
+# url path, texts that must be rendered, plotly figures expected, query string
+PAGES = [
+    ("home", ["EMB-S Diagnostics", "Documents", "Single / multi-source", "Runs", "Pages"], 0, ""),
+    ("overview", ["Overview", "Degradation across the ladder", "shown in grey, never as zero"], 2, "&x=rung&k=1"),
+    ("query_drilldown", ["Query drill-down", "Rank of each gold and hard-negative document", "Top-K at one rung"], 0,
+     "&run=overlap&rung=full&metric=R%401"),
+    ("compare", ["Compare two runs", "Queries one run gets and the other misses"], 2, "&a=overlap&b=overlap-idf&k=1"),
+    ("ladder", ["Ladder", "Composition", "Source mixing in the top-10"], 2, "&run=overlap"),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(dash_ws, tmp_path_factory):
+    data = tmp_path_factory.mktemp("browser_data")
+    (data / "demo").symlink_to(dash_ws)
+    port = _free_port()
+    env = dict(os.environ, EMB_S_DATA=str(data), HF_HUB_OFFLINE="1")
+    proc = subprocess.Popen(
+        [sys.executable, str(HERE / "serve_dashboard.py"), "--server.port", str(port), "--server.address",
+         "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(f"{base}/_stcore/health", timeout=2).read() == b"ok":
+                break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        proc.terminate()
+        pytest.fail("streamlit did not start: " + (proc.stdout.read() if proc.stdout else ""))
+    yield base, str(data / "demo")
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+async def _visit(base: str, ws: str) -> dict[str, str]:
+    import choreographer as choreo
+
+    texts: dict[str, str] = {}
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    async with choreo.Browser(headless=True) as browser:
+        tab = await browser.create_tab("about:blank")
+        await tab.send_command("Emulation.setDeviceMetricsOverride",
+                               params={"width": 1400, "height": 1500, "deviceScaleFactor": 1, "mobile": False})
+        for path, expected, n_plots, extra in PAGES:
+            await tab.send_command("Page.navigate", params={"url": f"{base}/{path}?ws={ws}{extra}"})
+            text, start = "", time.time()
+            while time.time() - start < 60:
+                r = await tab.send_command("Runtime.evaluate", params={"returnByValue": True, "expression": (
+                    "JSON.stringify([document.body ? document.body.innerText : '', "
+                    "document.querySelectorAll('.js-plotly-plot .main-svg').length, "
+                    "document.querySelectorAll('[data-testid=stStatusWidget]').length])")})
+                import json
+
+                text, plots, running = json.loads(r["result"]["result"]["value"])
+                if all(e in text for e in expected) and plots >= n_plots and not running:
+                    break
+                await asyncio.sleep(0.5)
+            await asyncio.sleep(1.0)  # let plotly finish drawing before the picture
+            shot = await tab.send_command("Page.captureScreenshot", params={"format": "png"})
+            (SHOTS / f"{path}.png").write_bytes(base64.b64decode(shot["result"]["data"]))
+            texts[path] = text
+        texts["click"] = await _click_heatmap_cell(tab, base, ws)
+    return texts
+
+
+async def _eval(tab, expr: str):
+    r = await tab.send_command("Runtime.evaluate", params={"expression": expr, "returnByValue": True})
+    return r["result"]["result"].get("value")
+
+
+async def _click_heatmap_cell(tab, base: str, ws: str) -> str:
+    """Click the (overlap, full) cell of the Overview heatmap; the page should switch to that cell's failures."""
+    await tab.send_command("Page.navigate", params={"url": f"{base}/overview?ws={ws}&x=rung&runs=overlap,partial"})
+    start = time.time()
+    while time.time() - start < 60 and (await _eval(tab, "document.querySelectorAll('.js-plotly-plot .main-svg')"
+                                                        ".length") or 0) < 2:
+        await asyncio.sleep(0.5)
+    await asyncio.sleep(1.5)
+    import json
+
+    box = json.loads(await _eval(tab, "JSON.stringify(document.querySelector('.js-plotly-plot .nsewdrag')"
+                                      ".getBoundingClientRect())"))
+    x, y = box["x"] + box["width"] * 11.5 / 12, box["y"] + box["height"] * 0.25  # last column, first of 2 rows
+    for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+        await tab.send_command("Input.dispatchMouseEvent",
+                               params={"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1})
+        await asyncio.sleep(0.2)
+    start = time.time()
+    url = ""
+    while time.time() - start < 30:
+        url = await _eval(tab, "location.href") or ""
+        if "query_drilldown" in url and "failures of" in (await _eval(tab, "document.body.innerText") or ""):
+            break
+        await asyncio.sleep(0.5)
+    return url
+
+
+def test_every_page_renders_in_chromium(server):
+    base, ws = server
+    os.environ.setdefault("BROWSER_PATH", export.find_browser() or "")
+    texts = asyncio.run(_visit(base, ws))
+    for path, expected, _, _ in PAGES:
+        text = texts[path]
+        missing = [e for e in expected if e not in text]
+        assert not missing, f"{path}: {missing} not rendered; got {text[:400]!r}"
+        assert "Traceback" not in text and "Error" not in text.replace("Errors", ""), path
+        png = (SHOTS / f"{path}.png").read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000, path
+    url = texts["click"]  # clicking a heatmap cell opens the drill-down on that run and rung
+    assert "/query_drilldown?" in url and "run=overlap" in url and "rung=full" in url, url

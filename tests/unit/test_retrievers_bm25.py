@@ -1,0 +1,66 @@
+"""Sparse BM25: hand-computed scores, per-rung statistics, and identical top-10 to rank-bm25 (epsilon=0)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from emb_s_core import ladder, retrievers
+from emb_s_core.errors import EmbSError
+from emb_s_core.retrievers.text import tokenize
+from tests.retrieval_bank import copy_workspace, template, text_workspace
+
+
+def test_tokenize_lowercases_splits_and_drops_stopwords():
+    assert tokenize("The Capital of FRANCE, since 987!") == ["capital", "france", "since", "987"]
+
+
+def test_hand_computed_scores_and_per_rung_idf(tmp_path):
+    texts = ["apple banana", "cherry banana banana", "durian", "elder fig"]
+    ws = text_workspace(tmp_path, texts)
+    r = retrievers.get("bm25")
+    r.prepare(ws, None)
+    everything = np.arange(4)
+    got = r.rank(["apple banana"], {"all": everything, "two": np.array([0, 1])}, k=4)
+    # pool of 4: df(apple)=1, df(banana)=2 → idf(banana)=ln(2.5/2.5)=0; avgdl=(2+3+1+2)/4=2
+    k1, b = 1.5, 0.75
+    idf_apple = math.log((4 - 1 + 0.5) / (1 + 0.5))
+    expected = idf_apple * 1 * (k1 + 1) / (1 + k1 * (1 - b + b * 2 / 2))
+    assert got["all"].ids[0, 0] == 0
+    assert got["all"].scores[0, 0] == pytest.approx(expected, rel=1e-12)
+    # pool of 2 (the rung's own statistics): df(apple)=1 → idf=ln(1.5/1.5)=0, df(banana)=2 → negative → 0
+    assert np.all(got["two"].scores == 0)
+    # ties (all zero) go to the smaller doc id
+    assert got["two"].ids[0].tolist() == [0, 1]
+
+
+def test_top10_identical_to_rank_bm25_on_every_rung(tmp_path_factory, tmp_path):
+    ws = copy_workspace(template(tmp_path_factory), tmp_path / "ws")
+    lad = ladder.load(ws)
+    from emb_s_core import bank
+
+    queries = bank.queries(ws)["text"].tolist() + ["entity ledger court", "vaccine battle", "unknownword"]
+    sparse, ref = retrievers.get("bm25"), retrievers.get("bm25-reference")
+    sparse.prepare(ws, None)
+    ref.prepare(ws, None)
+    pools = {r.name: r.doc_ids for r in lad.rungs}
+    a, b = sparse.rank(queries, pools, 10), ref.rank(queries, pools, 10)
+    for name in pools:
+        np.testing.assert_array_equal(a[name].ids, b[name].ids, err_msg=name)
+        np.testing.assert_allclose(a[name].scores, b[name].scores, rtol=1e-9, atol=1e-12)
+    # per-rung statistics are not a mask over one index: the small rung's scores differ from the full pool's
+    small = lad.rungs[0]
+    full_scores = sparse.rank(queries[:1], {"full": lad.rung("full").doc_ids}, 5)["full"].scores
+    assert not np.allclose(a[small.name].scores[0, :5], full_scores[0])
+
+
+def test_unknown_and_malformed_specs_are_clear_errors():
+    with pytest.raises(EmbSError, match="unknown retriever 'bm42'"):
+        retrievers.get("bm42")
+    with pytest.raises(EmbSError, match="bm25 takes no argument"):
+        retrievers.get("bm25:x")
+    with pytest.raises(EmbSError, match="cannot read hybrid spec"):
+        retrievers.get("hybrid:bm25")
+    with pytest.raises(EmbSError, match="cannot read rerank spec"):
+        retrievers.get("rerank:onlymodel")

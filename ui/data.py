@@ -1,0 +1,151 @@
+"""Cached reads of a workspace through emb_s_core, keyed by (folder, committed version).
+
+Why the version in every key: the manifest's version counts finished transactions, so a new run or ladder shows up
+at once while an unchanged workspace is never re-read. Large frames are cached with ``st.cache_resource`` (returned
+without copying — callers treat them as read-only); small ones with ``st.cache_data``.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from emb_s_core import bank, ladder, runs, views
+from emb_s_core.errors import EmbSError
+from emb_s_core.store import MANIFEST, Workspace
+
+REPO = Path(__file__).resolve().parents[1]
+METRIC_FAMILIES, KS = views.METRIC_FAMILIES, views.KS
+ENTRIES = 8
+
+
+def data_dir() -> Path:
+    """Where workspaces live: ``$EMB_S_DATA`` or the repository's ``data/``."""
+    return Path(os.environ.get("EMB_S_DATA", REPO / "data")).expanduser().resolve()
+
+
+def list_workspaces() -> list[str]:
+    """Workspace folders directly under :func:`data_dir` (those with a manifest), by name."""
+    root = data_dir()
+    if not root.is_dir():
+        return []
+    return sorted(str(p) for p in root.iterdir() if (p / MANIFEST).is_file())
+
+
+def version(path: str) -> int:
+    """The committed version from the manifest (a cheap file read); EmbSError when the workspace is gone."""
+    manifest = Path(path) / MANIFEST
+    try:
+        return int(json.loads(manifest.read_text())["version"])
+    except FileNotFoundError:
+        raise EmbSError(f"no EMB-S workspace at {path} (it was deleted or moved)",
+                        fix="pick another workspace in the sidebar, or build the demo on Home.") from None
+    except (ValueError, KeyError) as exc:
+        raise EmbSError(f"the manifest {manifest} is unreadable ({exc})", fix="restore the workspace folder.") from exc
+
+
+metric_name, metric_column, scale_of = views.metric_name, views.metric_column, views.scale_of
+
+
+@st.cache_resource(max_entries=ENTRIES, show_spinner=False)
+def _ws(path: str, v: int) -> Workspace:
+    return Workspace(path)
+
+
+def workspace(path: str) -> tuple[Workspace, int]:
+    v = version(path)
+    return _ws(path, v), v
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
+def info(path: str, v: int) -> dict:
+    return bank.info(_ws(path, v))
+
+
+@st.cache_resource(max_entries=ENTRIES, show_spinner=False)
+def get_ladder(path: str, v: int) -> ladder.Ladder | None:
+    ws = _ws(path, v)
+    return ladder.load(ws) if ladder.exists(ws) else None
+
+
+@st.cache_resource(max_entries=ENTRIES, show_spinner=False)
+def queries(path: str, v: int) -> pd.DataFrame:
+    return bank.queries(_ws(path, v)).set_index("qid", drop=False)
+
+
+@st.cache_resource(max_entries=ENTRIES, show_spinner=False)
+def documents_meta(path: str, v: int) -> pd.DataFrame:
+    """doc_id-indexed title, source, domain, n_tokens (no text: that is read per document on demand)."""
+    return bank.documents(_ws(path, v), ["doc_id", "title", "source", "domain", "n_tokens"]).set_index("doc_id")
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def document_texts(path: str, v: int, doc_ids: tuple[int, ...]) -> dict[int, dict]:
+    if not doc_ids:
+        return {}
+    where = "doc_id IN (" + ", ".join(str(int(d)) for d in doc_ids) + ")"
+    df = _ws(path, v).read_pandas("documents", ["doc_id", "title", "text", "source", "domain"], where=where)
+    return {int(r.doc_id): r._asdict() for r in df.itertuples(index=False)}
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
+def run_table(path: str, v: int) -> pd.DataFrame:
+    return runs.list_runs(_ws(path, v))
+
+
+@st.cache_resource(max_entries=ENTRIES, show_spinner=False)
+def results(path: str, v: int) -> pd.DataFrame:
+    return runs.load_results(_ws(path, v))
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def query_results(path: str, v: int, qid: str) -> pd.DataFrame:
+    r = results(path, v)
+    return r[r["qid"] == qid]
+
+
+@st.cache_resource(max_entries=ENTRIES, show_spinner="Scoring every query on every rung…")
+def per_query(path: str, v: int) -> pd.DataFrame:
+    return views.per_query(_ws(path, v))
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def filtered(path: str, v: int, domains: tuple[str, ...], tasks: tuple[str, ...], sources: str) -> pd.DataFrame:
+    return views.filter_rows(per_query(path, v), domains, tasks, sources)
+
+
+@st.cache_resource(max_entries=64, show_spinner="Aggregating with bootstrap intervals…")
+def overview(path: str, v: int, x: str, metric: str, run_names: tuple[str, ...], domains: tuple[str, ...],
+             tasks: tuple[str, ...], sources: str) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """``views.overview`` (aggregate, cell states, columns) on the filtered rows; cached per view."""
+    return views.overview(filtered(path, v, domains, tasks, sources), get_ladder(path, v), metric, x,
+                          list(run_names))
+
+
+@st.cache_resource(max_entries=32, show_spinner="Paired tests per rung…")
+def paired(path: str, v: int, run_a: str, run_b: str, metric: str, rung_names: tuple[str, ...],
+           domains: tuple[str, ...], tasks: tuple[str, ...], sources: str) -> pd.DataFrame:
+    """``metrics.paired_test`` of A vs B on each rung both ran (one row per rung)."""
+    from emb_s_core import metrics
+
+    pq = filtered(path, v, domains, tasks, sources)
+    rows = []
+    for rung in rung_names:
+        t = metrics.paired_test(pq, run_a, run_b, rung, metric)
+        rows.append({"rung": rung, **{k: t.get(k) for k in
+                                      ("delta", "ci_low", "ci_high", "p_value", "n", "wins", "losses", "ties")}})
+    return pd.DataFrame(rows)
+
+
+@st.cache_resource(max_entries=ENTRIES, show_spinner=False)
+def source_mixing(path: str, v: int, k: int = 10) -> pd.DataFrame:
+    from emb_s_core.figures import mixing
+
+    return mixing.distinct_sources(results(path, v), documents_meta(path, v)["source"], k=k)
+
+
+def columns_in_order(lad: ladder.Ladder | None, pq: pd.DataFrame, x: str) -> list[str]:
+    return views.columns(lad, pq, x)

@@ -1,0 +1,72 @@
+"""The view's state in the URL (``st.query_params``), so a copied link reopens the same view for a colleague.
+
+Keys: ws (workspace), metric, k, runs, run, rung, x (rung or scale), domain, task, sources (single/multi), q (query),
+a/b (compared runs). Lists are comma-joined. Widgets read their initial value from the URL and write it back.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+import streamlit as st
+
+# what travels with a link to another page (the page itself is the URL path)
+CARRIED = ("ws", "metric", "k", "domain", "task", "sources", "x")
+
+
+def get(key: str, default: str | None = None) -> str | None:
+    value = st.query_params.get(key)
+    return default if value in (None, "") else value
+
+
+def get_list(key: str) -> list[str]:
+    value = st.query_params.get(key)
+    return [v for v in value.split(",") if v] if value else []
+
+
+def put(**values: object) -> None:
+    """Write values into the URL; None / empty removes the key. Lists are comma-joined."""
+    for key, value in values.items():
+        if value is None or value == "" or (isinstance(value, (list, tuple)) and not value):
+            if key in st.query_params:
+                del st.query_params[key]
+            continue
+        text = ",".join(str(v) for v in value) if isinstance(value, (list, tuple)) else str(value)
+        if st.query_params.get(key) != text:
+            st.query_params[key] = text
+
+
+def carried(**extra: object) -> dict[str, str]:
+    """The current shared keys plus ``extra``: the query_params for a link to another page."""
+    out = {k: st.query_params[k] for k in CARRIED if st.query_params.get(k)}
+    for k, v in extra.items():
+        if v is not None and v != "":
+            out[k] = ",".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)
+    return out
+
+
+def index_of(options: Sequence[str], value: str | None, default: int = 0) -> int:
+    """Position of ``value`` among ``options`` (the URL may name something that no longer exists)."""
+    try:
+        return list(options).index(value) if value is not None else default
+    except ValueError:
+        return default
+
+
+def selectbox(label: str, options: Sequence[str], key: str, default: str | None = None, **kwargs) -> str | None:
+    """A selectbox whose value lives in the URL under ``key``."""
+    options = list(options)
+    if not options:
+        return None
+    wanted = get(key, default)
+    value = st.selectbox(label, options, index=index_of(options, wanted), key=f"url_{key}", **kwargs)
+    put(**{key: value})
+    return value
+
+
+def multiselect(label: str, options: Sequence[str], key: str, default: Iterable[str] = (), **kwargs) -> list[str]:
+    """A multiselect whose value lives in the URL under ``key`` (comma-joined); unknown names are dropped."""
+    options = list(options)
+    wanted = get_list(key) or list(default)
+    value = st.multiselect(label, options, default=[v for v in wanted if v in options], key=f"url_{key}", **kwargs)
+    put(**{key: value})
+    return value

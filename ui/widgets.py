@@ -1,0 +1,145 @@
+"""Page furniture shared by every page: the workspace picker, filters, metric choice, download buttons, and the
+guard that turns a user-caused problem into a clear message instead of a traceback."""
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import pandas as pd
+import streamlit as st
+
+from emb_s_core.errors import EmbSError
+from ui import data, state
+
+
+@contextmanager
+def guard() -> Iterator[None]:
+    """Show an EmbSError as an error box and stop the page (never a traceback for a user-caused problem)."""
+    try:
+        yield
+    except EmbSError as exc:
+        st.error(str(exc))
+        st.stop()
+
+
+def pick_workspace(required: bool = True) -> tuple[str, int] | None:
+    """Sidebar choice of workspace (folders under data/ or any path); lives in the URL as ``ws``.
+
+    Returns (path, version); with ``required`` a page without a workspace shows how to get one and stops.
+    """
+    known = data.list_workspaces()
+    wanted = state.get("ws")
+    with st.sidebar:
+        st.markdown("**Workspace**")
+        options = list(known)
+        if wanted and wanted not in options:
+            options.insert(0, wanted)
+        choice = None
+        if options:
+            choice = st.selectbox("Workspace", options, index=state.index_of(options, wanted),
+                                  format_func=lambda p: Path(p).name if str(Path(p).parent) == str(data.data_dir())
+                                  else p, key="ws_pick", label_visibility="collapsed")
+        typed = st.text_input("…or a folder path", value="", key="ws_path", placeholder="/path/to/workspace")
+        if typed.strip():
+            choice = str(Path(typed.strip()).expanduser().resolve())
+    if not choice:
+        if required:
+            st.info(f"No workspace yet under {data.data_dir()}. Open **Home** to build the demo workspace, or "
+                    "create one with `emb-s import --format native PATH --workspace DIR`.")
+            st.stop()
+        return None
+    state.put(ws=choice)
+    with guard():
+        v = data.version(choice)
+    return choice, v
+
+
+def filters(path: str, v: int) -> tuple[tuple[str, ...], tuple[str, ...], str]:
+    """Domain / task-type / single-multi filters (sidebar, in the URL)."""
+    qs = data.queries(path, v)
+    with st.sidebar:
+        st.markdown("**Filters**")
+        domains = state.multiselect("Domain", sorted(qs["domain"].dropna().unique()), "domain",
+                                    placeholder="all domains")
+        tasks = state.multiselect("Task type", sorted(qs["task_type"].dropna().astype(str).unique()), "task",
+                                  placeholder="all task types")
+        sources = state.selectbox("Gold sources", ["all", "single", "multi"], "sources",
+                                  format_func=lambda s: {"all": "all queries", "single": "single-source",
+                                                         "multi": "multi-source"}[s])
+    return tuple(domains), tuple(tasks), sources or "all"
+
+
+def metric_choice(container=st.sidebar) -> str:
+    """Metric family + K (URL keys metric, k) → the metric name, e.g. SR@10."""
+    with container:
+        family = state.selectbox("Metric", list(data.METRIC_FAMILIES), "metric", default="SR@K")
+        k = state.selectbox("K", [str(k) for k in data.KS], "k", default="10",
+                            disabled=not family.endswith("@K"))
+    return data.metric_name(family, k)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "figure"
+
+
+def figure_downloads(fig, name: str, key: str) -> None:
+    """PNG / SVG / PDF / HTML buttons; files are made only when clicked (kaleido takes ~1 s per static file)."""
+    from emb_s_core import export
+
+    cols = st.columns(4)
+    for col, fmt in zip(cols, export.FIGURE_FORMATS):
+        col.download_button(f"⬇ {fmt.upper()}", data=lambda f=fmt: export.figure_to(fig, f),
+                            file_name=f"{_slug(name)}.{fmt}", mime=export.MIME[fmt], key=f"dl_{key}_{fmt}",
+                            on_click="ignore")
+
+
+def table_bytes(df: pd.DataFrame, fmt: str) -> bytes:
+    """CSV / LaTeX bytes through ``export.table_to`` (the same tables ``emb-s report`` writes)."""
+    from emb_s_core import export
+
+    return export.table_to(df, fmt).encode("utf-8")
+
+
+def table_downloads(df: pd.DataFrame, name: str, key: str) -> None:
+    c1, c2, _ = st.columns([1, 1, 4])
+    c1.download_button("⬇ CSV", data=lambda: table_bytes(df, "csv"), file_name=f"{_slug(name)}.csv",
+                       mime="text/csv", key=f"dlt_{key}_csv", on_click="ignore")
+    c2.download_button("⬇ LaTeX", data=lambda: table_bytes(df, "tex"), file_name=f"{_slug(name)}.tex",
+                       mime="application/x-tex", key=f"dlt_{key}_tex", on_click="ignore")
+
+
+def bank_name(path: str) -> str:
+    return Path(path).name
+
+
+@dataclass
+class View:
+    """What an analysis page starts from: workspace, metric, filters, ladder and run names (all from the URL)."""
+
+    path: str
+    v: int
+    metric: str
+    domains: tuple[str, ...]
+    tasks: tuple[str, ...]
+    sources: str
+    ladder: object
+    run_names: list[str]
+
+    @property
+    def filters(self) -> tuple[tuple[str, ...], tuple[str, ...], str]:
+        return self.domains, self.tasks, self.sources
+
+
+def analysis_view(title: str) -> View:
+    """Title, workspace picker, metric and filters in the sidebar; the shared start of Overview/Drill-down/Compare."""
+    st.title(title)
+    path, v = pick_workspace()
+    metric = metric_choice()
+    with guard():
+        domains, tasks, sources = filters(path, v)
+        lad = data.get_ladder(path, v)
+        run_names = data.run_table(path, v)["run"].tolist()
+    return View(path, v, metric, domains, tasks, sources, lad, run_names)
