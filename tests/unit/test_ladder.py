@@ -142,5 +142,10 @@ def test_ladder_is_refused_once_the_bank_changes(tmp_path):
     with pytest.raises(EmbSError, match="stale.*ladder build"):
         ladder.load(w)
     assert ladder.load(w, allow_stale=True).names  # pages may still show it, with a warning
+    from emb_s_core import evaluate
+
+    with pytest.raises(EmbSError, match="stale"):  # evaluation refuses it before any work
+        evaluate.evaluate(w, "bm25", k=1)
+    assert Workspace(tmp_path / "ws").version == w.version
     ladder.build(w, ladder.LadderOptions(base="2K", domain_sizes=("2K",), reserve=64))
     assert ladder.stale_reason(Workspace(tmp_path / "ws")) is None
