@@ -43,9 +43,11 @@ def build(workspace_dir: str | Path, tokens: int | None = None, seed: int = 0, p
         report("building the ladder", 0.0)
         ladder.build(ws, ladder.LadderOptions(seed=seed))
     report("building the ladder", 1.0)
+    k = min(k, min(r.n_documents for r in ladder.load(ws).rungs))  # small demo banks have small base rungs
     for spec in retrievers:
         stage = f"evaluating {spec}"
-        evaluate.evaluate(ws, spec, k=k, progress=lambda s, f, stage=stage: report(f"{stage}: {s}", f))
+        evaluate.evaluate(ws, spec, name=spec, k=k,
+                          progress=lambda s, f, stage=stage: report(f"{stage}: {s}", f))
         report(stage, 1.0)
     return ws
 

@@ -73,7 +73,8 @@ class Query:
 
 
 def render_document(title: str | None, text: str) -> str:
-    return f"{title}\n{text}" if title else text
+    """Title line, then body; a missing title (None, or NaN from a pandas frame) adds nothing."""
+    return f"{title}\n{text}" if isinstance(title, str) and title else text
 
 
 def content_hash(title: str | None, text: str) -> str:

@@ -1,6 +1,6 @@
 """The real thing: ``streamlit run`` on a free localhost port, every page loaded in headless Chromium (driven over
 the DevTools protocol by choreographer, which kaleido already ships), the rendered DOM text checked, and a
-screenshot of each page written to docs/screenshots/ for the README."""
+screenshot of each page (into docs/screenshots/ for the README when EMB_S_SCREENSHOTS=1, else a temp folder)."""
 from __future__ import annotations
 
 import asyncio
@@ -21,6 +21,7 @@ from emb_s_core import export
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(300),
               pytest.mark.skipif(export.find_browser() is None, reason="no Chromium/Chrome installed")]
 
+# the README's pictures are refreshed on request (EMB_S_SCREENSHOTS=1), so an ordinary test run leaves the tree clean
 SHOTS = REPO / "docs" / "screenshots"
 # url path, texts that must be rendered, plotly figures expected, query string
 PAGES = [
@@ -30,6 +31,7 @@ PAGES = [
      "&run=overlap&rung=full&metric=R%401"),
     ("compare", ["Compare two runs", "Queries one run gets and the other misses"], 2, "&a=overlap&b=overlap-idf&k=1"),
     ("ladder", ["Ladder", "Composition", "Source mixing in the top-10"], 2, "&run=overlap"),
+    ("access_vs_use", ["Access vs use", "emb-s qa"], 0, ""),  # no QA run in this workspace: says what to run
 ]
 
 
@@ -68,11 +70,11 @@ def server(dash_ws, tmp_path_factory):
         proc.kill()
 
 
-async def _visit(base: str, ws: str) -> dict[str, str]:
+async def _visit(base: str, ws: str, shots: Path = SHOTS) -> dict[str, str]:
     import choreographer as choreo
 
     texts: dict[str, str] = {}
-    SHOTS.mkdir(parents=True, exist_ok=True)
+    shots.mkdir(parents=True, exist_ok=True)
     async with choreo.Browser(headless=True) as browser:
         tab = await browser.create_tab("about:blank")
         await tab.send_command("Emulation.setDeviceMetricsOverride",
@@ -93,7 +95,7 @@ async def _visit(base: str, ws: str) -> dict[str, str]:
                 await asyncio.sleep(0.5)
             await asyncio.sleep(1.0)  # let plotly finish drawing before the picture
             shot = await tab.send_command("Page.captureScreenshot", params={"format": "png"})
-            (SHOTS / f"{path}.png").write_bytes(base64.b64decode(shot["result"]["data"]))
+            (shots / f"{path}.png").write_bytes(base64.b64decode(shot["result"]["data"]))
             texts[path] = text
         texts["click"] = await _click_heatmap_cell(tab, base, ws)
     return texts
@@ -131,16 +133,17 @@ async def _click_heatmap_cell(tab, base: str, ws: str) -> str:
     return url
 
 
-def test_every_page_renders_in_chromium(server):
+def test_every_page_renders_in_chromium(server, tmp_path):
     base, ws = server
     os.environ.setdefault("BROWSER_PATH", export.find_browser() or "")
-    texts = asyncio.run(_visit(base, ws))
+    shots = SHOTS if os.environ.get("EMB_S_SCREENSHOTS") else tmp_path / "screenshots"
+    texts = asyncio.run(_visit(base, ws, shots))
     for path, expected, _, _ in PAGES:
         text = texts[path]
         missing = [e for e in expected if e not in text]
         assert not missing, f"{path}: {missing} not rendered; got {text[:400]!r}"
         assert "Traceback" not in text and "Error" not in text.replace("Errors", ""), path
-        png = (SHOTS / f"{path}.png").read_bytes()
+        png = (shots / f"{path}.png").read_bytes()
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000, path
     url = texts["click"]  # clicking a heatmap cell opens the drill-down on that run and rung
     assert "/query_drilldown?" in url and "run=overlap" in url and "rung=full" in url, url

@@ -31,3 +31,11 @@ def test_bad_size_label():
 def test_truncate_keeps_budget():
     text = "one two three four five six"
     assert tokens.count(tokens.truncate(text, 3)) == 3
+
+
+def test_missing_titles_render_as_nothing():
+    from emb_s_core.schema import render_document
+
+    assert render_document(float("nan"), "body") == "body"
+    assert render_document(None, "body") == "body"
+    assert render_document("T", "body") == "T\nbody"

@@ -1,0 +1,223 @@
+"""Evidence use: ``emb-s localize``, ``emb-s qa``, ``emb-s judge``, ``emb-s diagnose``.
+
+Every LLM command prints its cost estimate before it starts (``--estimate`` prints it and stops), runs through the
+one gateway (cache in the workspace, retries, window check) and resumes when run again.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from emb_s_core.cli.common import add_workspace, print_json, print_table
+
+DEFAULT_MODEL = "local/smollm2-135m"
+
+
+def _add_model(p: argparse.ArgumentParser, default: str | None = DEFAULT_MODEL, flag: str = "--model") -> None:
+    p.add_argument(flag, default=default, metavar="MODEL",
+                   help=f"any litellm model string (default {default}: the offline demo model)")
+    p.add_argument("--context-window", type=int, default=None, metavar="N",
+                   help="model window in tokens (required for models litellm does not know)")
+    p.add_argument("--max-tokens", type=int, default=None, metavar="N", help="reply length limit")
+    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--concurrency", type=int, default=4, help="calls in flight (the local model uses 1)")
+    p.add_argument("--api-base", default=None, help="OpenAI-compatible endpoint (vLLM, Ollama, ...)")
+    p.add_argument("--estimate", action="store_true", help="print the cost estimate and stop")
+
+
+def _add_scope(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--rungs", default=None, help="comma-separated rung names (default: all)")
+    p.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N queries (by qid)")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("localize", help="long-context localization: the model names the relevant DocIDs of a rung")
+    add_workspace(p)
+    _add_model(p)
+    _add_scope(p)
+    p.add_argument("-k", type=int, default=10, help="ids asked for and kept (default 10)")
+    p.add_argument("--name", default=None, help="run name (default localize:MODEL@K)")
+    p.set_defaults(func=cmd_localize, default_max_tokens=64)
+
+    p = sub.add_parser("qa", help="generative QA: GLOBAL (whole rung) or retrieve-then-generate (top-K of a run)")
+    add_workspace(p)
+    _add_model(p)
+    _add_scope(p)
+    p.add_argument("--setting", choices=("rag", "global"), default="rag")
+    p.add_argument("--context-run", default=None, help="run whose top-K documents are the context (rag)")
+    p.add_argument("-k", type=int, default=5, help="documents of the context run shown (default 5)")
+    p.add_argument("--name", default=None, help="QA run name (default qa:MODEL:SETTING...)")
+    p.add_argument("--list", action="store_true", help="list the QA runs and stop")
+    p.set_defaults(func=cmd_qa, default_max_tokens=32)
+
+    p = sub.add_parser("judge", help="score QA answers 0-5 (reference match offline, or an LLM judge)")
+    add_workspace(p)
+    p.add_argument("--qa-run", required=True)
+    _add_model(p, default="reference", flag="--judge")
+    _add_scope(p)
+    p.add_argument("--repeats", type=int, default=1, help="judge each answer N times (LLM judge)")
+    p.add_argument("--agreement", default=None, metavar="JUDGE",
+                   help="also print agreement with this judge (e.g. reference or llm:MODEL)")
+    p.set_defaults(func=cmd_judge, default_max_tokens=8)
+
+    p = sub.add_parser("diagnose", help="access vs use: quadrant shares per rung (and other breakdowns)")
+    add_workspace(p)
+    p.add_argument("--access-run", required=True, help="retrieval or localization run")
+    p.add_argument("--qa-run", required=True)
+    p.add_argument("--judge", default="reference", help="judge name (reference or llm:MODEL)")
+    p.add_argument("-k", type=int, default=10, help="K of SR@K for access (default 10)")
+    p.add_argument("--access-threshold", type=float, default=1.0, help="accessed iff SR@K >= this (default 1.0)")
+    p.add_argument("--score-threshold", type=float, default=4, help="answered well iff score >= this (default 4)")
+    p.add_argument("--by", default="rung", help="comma-separated breakdown (rung, domain, task_type, source, "
+                                               "multi_source)")
+    p.add_argument("--rungs", default=None)
+    p.add_argument("--cases", default=None, metavar="QUADRANT",
+                   help="list the queries of one quadrant (use_failure, access_failure, ...)")
+    p.add_argument("--figure", default=None, metavar="FILE.html", help="write the quadrant-share figure (HTML)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_diagnose)
+
+
+def _gateway(args: argparse.Namespace, ws, model: str):
+    from emb_s_core import llm
+
+    params = {"api_base": args.api_base} if args.api_base else {}
+    max_tokens = args.max_tokens if args.max_tokens is not None else args.default_max_tokens
+    if max_tokens < 1:
+        from emb_s_core.errors import EmbSError
+
+        raise EmbSError(f"--max-tokens must be ≥ 1, got {max_tokens}", fix="pass --max-tokens N with N ≥ 1.")
+    gw = llm.Gateway.for_workspace(ws, model, context_window=args.context_window, max_tokens=max_tokens,
+                                   temperature=args.temperature, concurrency=args.concurrency, params=params)
+    if gw.is_local:
+        print(f"model: {llm.LOCAL_MODEL} — {llm.LOCAL_LABEL}", file=sys.stderr)
+    if not args.estimate:
+        gw.check_credentials()  # a missing key fails before any counting or writing
+    return gw
+
+
+def _show_estimate(est: dict) -> None:
+    cost = est.get("cost_usd_max")
+    print(f"estimate: {est['calls']} cells, {est['cached']} cached, {est['does_not_fit']} do not fit, "
+          f"{est['to_send']} calls to send, {est['prompt_tokens']:,} prompt tokens, "
+          f"≤ {est['max_completion_tokens']:,} reply tokens, cost ≤ "
+          + ("unknown" if cost is None else f"${cost:.4f}")
+          + (f" ({est['note']})" if est.get("note") else ""))
+
+
+def _progress(stage: str, fraction: float) -> None:
+    print(f"\r{stage}: {fraction:6.1%}", end="", file=sys.stderr, flush=True)
+    if fraction >= 1.0:
+        print(file=sys.stderr)
+
+
+def _usage(gw) -> None:
+    u = gw.usage
+    print(f"calls: {u.calls} sent ({u.retries} retries), {u.cache_hits} from cache, {u.does_not_fit} did not fit, "
+          f"{u.errors} errors; tokens {u.prompt_tokens:,} in / {u.completion_tokens:,} out; cost ${u.cost:.4f}")
+
+
+def cmd_localize(args: argparse.Namespace) -> int:
+    from emb_s_core import localize
+    from emb_s_core.protocol import parse_list
+    from emb_s_core.store import Workspace
+
+    ws = Workspace(args.workspace)
+    gw = _gateway(args, ws, args.model)
+    rungs = parse_list(args.rungs)
+    _show_estimate(localize.estimate(ws, gw, args.k, rungs, args.limit, args.name))
+    if args.estimate:
+        return 0
+    name = localize.localize(ws, gw, args.k, args.name, rungs, args.limit, progress=_progress)
+    _usage(gw)
+    print(f"run: {name}")
+    print_table(localize.audit_summary(ws, name).to_dict("records"))
+    return 0
+
+
+def cmd_qa(args: argparse.Namespace) -> int:
+    from emb_s_core import qa
+    from emb_s_core.protocol import parse_list
+    from emb_s_core.store import Workspace
+
+    ws = Workspace(args.workspace)
+    if args.list:
+        print_table(qa.list_qa_runs(ws).drop(columns=["config"]).to_dict("records"))
+        return 0
+    gw = _gateway(args, ws, args.model)
+    rungs = parse_list(args.rungs)
+    _show_estimate(qa.estimate(ws, gw, args.setting, args.context_run, args.k, rungs, args.limit, args.name))
+    if args.estimate:
+        return 0
+    name = qa.answer(ws, gw, args.setting, args.context_run, args.k, args.name, rungs, args.limit,
+                     progress=_progress)
+    _usage(gw)
+    print(f"QA run: {name}")
+    answers = qa.load_answers(ws, [name])
+    counts = answers.groupby(["rung", "status"], sort=False).size().unstack(fill_value=0).reset_index()
+    print_table(counts.to_dict("records"))
+    return 0
+
+
+def cmd_judge(args: argparse.Namespace) -> int:
+    from emb_s_core import judge
+    from emb_s_core.protocol import parse_list
+    from emb_s_core.store import Workspace
+
+    ws = Workspace(args.workspace)
+    rungs = parse_list(args.rungs)
+    gw = None
+    if args.judge != judge.REFERENCE:
+        gw = _gateway(args, ws, args.judge)
+        todo = judge._todo(ws, args.qa_run, args.judge, args.repeats, rungs, args.limit)
+        prompt = judge.protocol.load_prompt("judge")
+        batch = [judge.judge_messages(prompt, q, t, a) for q, t, a in
+                 zip(todo["question"], todo["true_answer"], todo["answer"])]
+        _show_estimate(gw.estimate(batch, salts=[int(r) or None for r in todo["repeat"]]))
+    elif args.estimate:
+        print("estimate: the reference-match judge makes no model call (cost $0)")
+    if args.estimate:
+        return 0
+    name = judge.judge(ws, args.qa_run, args.judge, gw, args.repeats, rungs, args.limit, progress=_progress)
+    if gw is not None:
+        _usage(gw)
+    print(f"judge: {name}")
+    print_table(judge.summary(ws, args.qa_run).query("judge == @name").to_dict("records"))
+    if args.repeats > 1:
+        print_json(judge.agreement(ws, args.qa_run, name))
+    if args.agreement:
+        print_json(judge.agreement(ws, args.qa_run, name, args.agreement))
+    return 0
+
+
+def cmd_diagnose(args: argparse.Namespace) -> int:
+    from emb_s_core import diagnose
+    from emb_s_core.protocol import parse_list
+    from emb_s_core.store import Workspace
+
+    ws = Workspace(args.workspace)
+    df = diagnose.quadrants(ws, args.access_run, args.qa_run, args.judge, k=args.k,
+                            access_threshold=args.access_threshold, score_threshold=args.score_threshold,
+                            rungs=parse_list(args.rungs))
+    by = parse_list(args.by) or ["rung"]
+    summ = diagnose.summary(df, by)
+    if args.figure:
+        from emb_s_core.figures.access_use import quadrant_shares
+
+        quadrant_shares(summ, x=by[0]).write_html(args.figure, include_plotlyjs="cdn")
+        print(f"figure: {args.figure}", file=sys.stderr)
+    if args.cases:
+        rows = diagnose.cases(df, args.cases)
+        cols = ["rung", "qid", "sr", "score", "answer", "domain", "task_type"]
+        if args.json:
+            print_json(rows[cols].to_dict("records"))
+        else:
+            print_table(rows[cols].to_dict("records"))
+        return 0
+    if args.json:
+        print_json(summ.to_dict("records"))
+        return 0
+    wide = summ.pivot_table(index=by, columns="quadrant", values="n", aggfunc="sum", sort=False).reset_index()
+    extra = summ.drop_duplicates(by)[[*by, "n_classified", "n_excluded"]]
+    print_table(wide.merge(extra, on=by).to_dict("records"))
+    return 0

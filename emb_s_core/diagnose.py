@@ -1,0 +1,146 @@
+"""Access versus use: was the evidence reached, and was it then used? (DESIGN.md §1, the paper's title question.)
+
+For an access system (a retrieval or localization run), a QA run and a judge, each (rung, query) lands in one
+quadrant:
+
+=================  ===========================  ==============================
+                   answered well (score ≥ t_u)  answered badly (score < t_u)
+accessed           ``accessed_good``            ``use_failure``
+not accessed       ``unaccessed_good``          ``access_failure``
+=================  ===========================  ==============================
+
+with *accessed* ⇔ ``SR@K ≥ t_a`` (``SR@K = |top-K ∩ G| / |G|``; ``t_a = 1`` means the whole gold set was reached)
+and *answered well* ⇔ the judge's mean score ≥ ``t_u``. Cells without an access ranking (does not fit, error), or
+without an answer or a judgment, are kept with ``quadrant = None`` and a ``reason`` so they are counted, never
+silently dropped and never scored zero.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from emb_s_core import bank, judge as judge_mod, metrics, qa, runs
+from emb_s_core.errors import EmbSError
+from emb_s_core.store import Workspace
+
+ACCESSED_GOOD = "accessed_good"
+USE_FAILURE = "use_failure"
+UNACCESSED_GOOD = "unaccessed_good"
+ACCESS_FAILURE = "access_failure"
+QUADRANTS = (ACCESSED_GOOD, USE_FAILURE, UNACCESSED_GOOD, ACCESS_FAILURE)
+LABELS = {
+    ACCESSED_GOOD: "accessed · answered well",
+    USE_FAILURE: "accessed · answered badly (use failure)",
+    UNACCESSED_GOOD: "not accessed · answered well",
+    ACCESS_FAILURE: "not accessed · answered badly (access failure)",
+}
+BREAKDOWNS = ("rung", "domain", "task_type", "source", "multi_source")
+
+
+def quadrants(ws: Workspace, access_run: str, qa_run: str, judge: str = judge_mod.REFERENCE, k: int = 10,
+              access_threshold: float = 1.0, score_threshold: float = 4, rungs: list[str] | None = None
+              ) -> pd.DataFrame:
+    """One row per (rung, qid) answered by ``qa_run``: access SR@K, judge score, quadrant (or None + reason).
+
+    Columns: rung, qid, domain, task_type, source, n_gold, multi_source, access_status, sr, accessed, answer,
+    score, answered_well, quadrant, reason, access_ids (top-K of the access run), context_ids (the documents the
+    QA model saw; empty for GLOBAL, which saw the whole rung), access_run, qa_run, judge.
+    """
+    if runs.get_run(ws, access_run) is None:
+        raise EmbSError(f"no run named {access_run!r}", fix="see `emb-s runs list` for the stored runs.")
+    if qa.get_qa_run(ws, qa_run) is None:
+        raise EmbSError(f"no QA run named {qa_run!r}", fix="answer with `emb-s qa` first; `emb-s qa --list` shows them.")
+    if k < 1:
+        raise EmbSError(f"-k must be ≥ 1, got {k}", fix="pass -k N with N ≥ 1.")
+    judge = judge_mod.judge_name(judge) if judge != judge_mod.REFERENCE and not judge.startswith("llm:") else judge
+    answers = qa.load_answers(ws, [qa_run])[["rung", "qid", "answer", "context_ids", "status"]].rename(
+        columns={"status": "qa_status"})
+    if rungs:
+        answers = answers[answers["rung"].isin(rungs)]
+    scored = judge_mod.scores(ws, qa_run, judge)
+    if scored.empty and not answers.empty and (answers["qa_status"] == "ok").any():
+        raise EmbSError(f"judge {judge!r} has not judged QA run {qa_run!r}",
+                        fix=f"run `emb-s judge --qa-run {qa_run!r} --judge ...` first.")
+    queries = bank.queries(ws)
+    res = runs.load_results(ws, runs=[access_run])
+    if len(res):  # SR@K from the one metrics implementation (NaN where the access cell is not ok)
+        sr_k = metrics.per_query(res, queries, ks=(k,))[["rung", "qid", f"SR@{k}"]].rename(columns={f"SR@{k}": "sr"})
+        res = res.merge(sr_k, on=["rung", "qid"], how="left")
+    else:
+        res["sr"] = pd.Series(dtype=float)
+    res = res[["rung", "qid", "doc_ids", "status", "sr"]].rename(columns={"status": "access_status"})
+    qs = queries[["qid", "domain", "task_type", "source", "n_gold", "multi_source"]]
+    df = (answers.merge(res, on=["rung", "qid"], how="left")
+          .merge(scored[["rung", "qid", "score"]], on=["rung", "qid"], how="left")
+          .merge(qs, on="qid", how="left"))
+    has_access = df["access_status"].eq(runs.OK).to_numpy()
+    sr = np.where(has_access, df["sr"].to_numpy(float), np.nan)
+    df["sr"] = sr
+    # the evidence each side saw, for the drill-down: the access run's top-K and the QA context (rag)
+    df["access_ids"] = [list(ids)[:k] if ok else [] for ids, ok in zip(df["doc_ids"], has_access)]
+    df["context_ids"] = [list(c) if c is not None else [] for c in df["context_ids"]]
+    df["accessed"] = pd.array(np.where(has_access, sr >= access_threshold, pd.NA), dtype="boolean")
+    has_score = df["score"].notna().to_numpy()
+    df["answered_well"] = pd.array(np.where(has_score, df["score"].to_numpy(float) >= score_threshold, pd.NA),
+                                   dtype="boolean")
+    quadrant = np.select(
+        [has_access & has_score & (sr >= access_threshold) & (df["score"].to_numpy(float) >= score_threshold),
+         has_access & has_score & (sr >= access_threshold),
+         has_access & has_score & (df["score"].to_numpy(float) >= score_threshold),
+         has_access & has_score],
+        list(QUADRANTS), default="")
+    df["quadrant"] = pd.Series(quadrant, index=df.index).replace("", None)
+    df["reason"] = np.select(
+        [df["qa_status"].ne("ok").to_numpy(), ~has_access, ~has_score],
+        ["answer: " + df["qa_status"].astype(str), "access: " + df["access_status"].fillna("missing").astype(str),
+         "not judged"], default="")
+    df["reason"] = df["reason"].replace("", None)
+    df["access_run"], df["qa_run"], df["judge"] = access_run, qa_run, judge
+    order = {r: i for i, r in enumerate(_rung_order(ws))}
+    df = df.sort_values(["rung", "qid"], key=lambda s: s.map(order) if s.name == "rung" else s, kind="stable")
+    cols = ["rung", "qid", "domain", "task_type", "source", "n_gold", "multi_source", "access_status", "sr",
+            "accessed", "answer", "score", "answered_well", "quadrant", "reason", "access_ids", "context_ids",
+            "access_run", "qa_run", "judge"]
+    return df[cols].reset_index(drop=True)
+
+
+def summary(df: pd.DataFrame, by: tuple[str, ...] | list[str] = ("rung",)) -> pd.DataFrame:
+    """Quadrant shares per group, long form: *by, quadrant, n, share, n_classified, n_excluded.
+
+    ``share = n / n_classified``; excluded cells (no ranking, no answer, no judgment) are reported, not counted.
+    Every quadrant appears for every group (n = 0 when empty) so stacked figures line up.
+    """
+    by = list(by)
+    unknown = [c for c in by if c not in df.columns]
+    if unknown:
+        raise EmbSError(f"cannot break down by {unknown}", fix=f"use columns among: {', '.join(BREAKDOWNS)}.")
+    if df.empty:
+        return pd.DataFrame(columns=[*by, "quadrant", "label", "n", "share", "n_classified", "n_excluded"])
+    classified = df[df["quadrant"].notna()]
+    groups = df[by].drop_duplicates()
+    grid = groups.merge(pd.DataFrame({"quadrant": list(QUADRANTS)}), how="cross")
+    counts = classified.groupby([*by, "quadrant"], sort=False).size().rename("n").reset_index()
+    out = grid.merge(counts, on=[*by, "quadrant"], how="left").fillna({"n": 0})
+    totals = df.groupby(by, sort=False).agg(n_all=("qid", "size"),
+                                            n_classified=("quadrant", lambda s: int(s.notna().sum())))
+    out = out.merge(totals.reset_index(), on=by, how="left")
+    out["n"] = out["n"].astype(int)
+    out["n_excluded"] = (out["n_all"] - out["n_classified"]).astype(int)
+    out["share"] = np.where(out["n_classified"] > 0, out["n"] / out["n_classified"].clip(lower=1), np.nan)
+    out["label"] = out["quadrant"].map(LABELS)
+    return out[[*by, "quadrant", "label", "n", "share", "n_classified", "n_excluded"]].reset_index(drop=True)
+
+
+def cases(df: pd.DataFrame, quadrant: str) -> pd.DataFrame:
+    """The rows of one quadrant (e.g. the use failures) for the page's case list."""
+    if quadrant not in QUADRANTS:
+        raise EmbSError(f"unknown quadrant {quadrant!r}", fix=f"use one of: {', '.join(QUADRANTS)}.")
+    return df[df["quadrant"] == quadrant].reset_index(drop=True)
+
+
+def _rung_order(ws: Workspace) -> list[str]:
+    from emb_s_core import ladder
+
+    if not ladder.exists(ws):
+        return []
+    return ws.read_pandas("rungs", ["rung", "order"]).sort_values("order")["rung"].tolist()

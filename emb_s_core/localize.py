@@ -1,0 +1,182 @@
+"""Long-context localization (paper §A.3): the model reads a whole rung and names the relevant document ids.
+
+The rung's documents are serialized with ``[DocID=<id>]`` headers (sorted by id), the model is asked for the top-K
+ids, and the reply is canonicalized: the integers in order of appearance, the first K unique ones. The cell is run
+only when ``prompt tokens + max_tokens ≤ window``; otherwise it is stored as ``does_not_fit`` (never a zero).
+Results are an ordinary run (kind ``localize``), so every metric, heatmap and comparison works on them.
+
+Every call keeps an audit: the ids found, those that are not in the context (invented), and whether the reply had
+no ids at all or copied document text instead of ids.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pandas as pd
+
+from emb_s_core import ladder as ladder_mod
+from emb_s_core import llm, protocol, runs
+from emb_s_core.store import Workspace
+
+KIND = "localize"
+_INT = re.compile(r"\d+")
+_WORD = re.compile(r"\w+")
+ECHO_NGRAM = 8  # a reply sharing an 8-word sequence with the context copied document text
+
+
+def canonicalize(reply: str | None, k: int) -> list[int]:
+    """Integers in order of appearance, first ``k`` unique (paper §A.3)."""
+    out: list[int] = []
+    seen: set[int] = set()
+    for match in _INT.finditer(reply or ""):
+        value = int(match.group())
+        if value not in seen:
+            seen.add(value)
+            out.append(value)
+            if len(out) == k:
+                break
+    return out
+
+
+def _ngrams(text: str, n: int = ECHO_NGRAM) -> set[tuple[str, ...]]:
+    words = [w for w in _WORD.findall(text.lower()) if not w.isdigit()]
+    return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
+
+
+def audit(reply: str | None, ids: list[int], context_ids: set[int], context_text: str | None = None) -> dict:
+    """What the reply contained: ids found, ids not in the context, no ids, document text instead of ids."""
+    reply = reply or ""
+    echoed = bool(context_text) and bool(_ngrams(reply) & _ngrams(context_text or ""))
+    not_in = [i for i in ids if i not in context_ids]
+    return {"n_ids": len(ids), "ids_not_in_context": not_in, "n_not_in_context": len(not_in),
+            "no_ids": not ids, "document_text": echoed}
+
+
+def messages_for(prompt: protocol.Prompt, question: str, context: str, k: int) -> llm.Messages:
+    return [{"role": "user", "content": prompt.render(context=context, question=question, k=k)}]
+
+
+def default_name(model: str, k: int) -> str:
+    return f"localize:{model}@{k}"
+
+
+def _plan(ws: Workspace, gateway: llm.Gateway, k: int, rungs: list[str] | None, limit: int | None,
+          run: str | None, prompt: protocol.Prompt) -> list[dict[str, Any]]:
+    """One entry per (rung, qid) still to do: messages + prompt tokens, or a does-not-fit marker."""
+    lad = ladder_mod.load(ws)
+    wanted = protocol.select_queries(lad, limit)
+    done = _done(ws, run) if run else set()
+    qs = ws.read_pandas("queries", ["qid", "text"]).set_index("qid")["text"]
+    docs = protocol.documents_by_id(ws)
+    plan: list[dict[str, Any]] = []
+    for rung in protocol.select_rungs(lad, rungs):
+        qids = [q for q in rung.qids if (wanted is None or q in wanted) and (rung.name, q) not in done]
+        if not qids:
+            continue
+        context = protocol.context_of(docs, rung.doc_ids)
+        # the context alone is a lower bound on the prompt: a rung it overflows is skipped without building prompts
+        base = gateway.count_tokens([{"role": "user", "content": context}])
+        ids = set(rung.doc_ids.tolist())
+        for qid in qids:
+            entry = {"rung": rung.name, "qid": qid, "context_ids": ids, "context": context}
+            if not gateway.fits(base):
+                entry.update(messages=None, prompt_tokens=base)
+            else:
+                entry["messages"] = messages_for(prompt, qs[qid], context, k)
+                entry["prompt_tokens"] = gateway.count_tokens(entry["messages"])
+            plan.append(entry)
+    return plan
+
+
+def _done(ws: Workspace, run: str) -> set[tuple[str, str]]:
+    """Finished cells; ``error`` cells are retried on resume (their new row replaces the old one)."""
+    res = runs.load_results(ws, runs=[run])
+    res = res[res["status"] != runs.ERROR]
+    return set(zip(res["rung"], res["qid"]))
+
+
+def estimate(ws: Workspace, gateway: llm.Gateway, k: int = 10, rungs: list[str] | None = None,
+             limit: int | None = None, name: str | None = None) -> dict:
+    """Calls, tokens and the cost upper bound of a localization run, before it starts."""
+    prompt = protocol.load_prompt("localize")
+    plan = _plan(ws, gateway, k, rungs, limit, name or default_name(gateway.model, k), prompt)
+    dnf = [p for p in plan if p["messages"] is None]
+    est = gateway.estimate([p["messages"] for p in plan if p["messages"] is not None],
+                           prompt_tokens=[p["prompt_tokens"] for p in plan if p["messages"] is not None])
+    est["calls"] += len(dnf)
+    est["does_not_fit"] += len(dnf)
+    return est
+
+
+def localize(ws: Workspace, gateway: llm.Gateway, k: int = 10, name: str | None = None,
+             rungs: list[str] | None = None, limit: int | None = None, batch_size: int = 8,
+             progress: llm.ProgressFn | None = None) -> str:
+    """Run localization over the ladder and store it as run ``name`` (kind ``localize``); resumable."""
+    gateway.check_credentials()
+    prompt = protocol.load_prompt("localize")
+    name = name or default_name(gateway.model, k)
+    config = {"model": gateway.model, "k": k, "prompt_version": prompt.version, "prompt_sha": prompt.digest,
+              "window": gateway.window,
+              "max_tokens": gateway.max_tokens, "temperature": gateway.temperature}
+    existing = runs.get_run(ws, name)  # checked before planning so a changed config fails fast
+    if existing is not None and existing["config"] != config:
+        runs.create_run(ws, name, KIND, gateway.model, config)  # raises the one "another configuration" error
+    plan = _plan(ws, gateway, k, rungs, limit, name, prompt)  # bad rungs / limit raise before anything is written
+    runs.create_run(ws, name, KIND, gateway.model, config)
+    for start in range(0, len(plan), batch_size):
+        chunk = plan[start:start + batch_size]
+        send = [p for p in chunk if p["messages"] is not None]
+        replies = dict(zip((id(p) for p in send),
+                           gateway.complete_many([p["messages"] for p in send],
+                                                 prompt_tokens=[p["prompt_tokens"] for p in send])))
+        rows = []
+        for p in chunk:
+            result = replies.get(id(p)) or llm.CallResult(
+                llm.DOES_NOT_FIT, prompt_tokens=p["prompt_tokens"],
+                error=f"context {p['prompt_tokens']} tokens + {gateway.max_tokens} reply > window {gateway.window}")
+            rows.append(_row(p, result, k, prompt.version))
+        runs.save_results(ws, name, rows)
+        if progress:
+            progress("localize", min(1.0, (start + len(chunk)) / len(plan)))
+    return name
+
+
+def _row(entry: dict, result: llm.CallResult, k: int, prompt_version: str) -> dict:
+    detail: dict[str, Any] = {"prompt_version": prompt_version, **result.to_detail()}
+    if result.status != llm.OK:
+        status = runs.DOES_NOT_FIT if result.status == llm.DOES_NOT_FIT else runs.ERROR
+        return {"rung": entry["rung"], "qid": entry["qid"], "doc_ids": [], "scores": None, "status": status,
+                "detail": detail}
+    ids = canonicalize(result.text, k)
+    detail["audit"] = audit(result.text, ids, entry["context_ids"], entry["context"])
+    detail["reply"] = (result.text or "")[:2000]
+    return {"rung": entry["rung"], "qid": entry["qid"], "doc_ids": ids, "scores": None, "status": runs.OK,
+            "detail": detail}
+
+
+def audit_summary(ws: Workspace, run: str) -> pd.DataFrame:
+    """Per rung: calls, does-not-fit, errors, replies without ids, with document text, with invented ids."""
+    import json
+
+    res = runs.load_results(ws, runs=[run])
+    details = [json.loads(d) if isinstance(d, str) else {} for d in res["detail"]]
+    audits = [d.get("audit") or {} for d in details]
+    df = pd.DataFrame({
+        "rung": res["rung"], "status": res["status"],
+        "no_ids": [bool(a.get("no_ids")) for a in audits],
+        "document_text": [bool(a.get("document_text")) for a in audits],
+        "invented_ids": [int(a.get("n_not_in_context", 0)) > 0 for a in audits],
+        "prompt_tokens": [int(d.get("prompt_tokens") or 0) for d in details],
+        "cost": [float(d.get("cost") or 0.0) for d in details],
+    })
+    if df.empty:
+        return pd.DataFrame(columns=["rung", "calls", "ok", "does_not_fit", "error", "no_ids", "document_text",
+                                     "invented_ids", "prompt_tokens", "cost"])
+    out = df.groupby("rung", sort=False).agg(
+        calls=("status", "size"), ok=("status", lambda s: int((s == runs.OK).sum())),
+        does_not_fit=("status", lambda s: int((s == runs.DOES_NOT_FIT).sum())),
+        error=("status", lambda s: int((s == runs.ERROR).sum())),
+        no_ids=("no_ids", "sum"), document_text=("document_text", "sum"), invented_ids=("invented_ids", "sum"),
+        prompt_tokens=("prompt_tokens", "sum"), cost=("cost", "sum"))
+    return out.reset_index()

@@ -1,0 +1,88 @@
+"""Plumbing shared by the LLM protocols (localization, QA, judges): versioned prompts, the ``[DocID=<id>]`` context
+serialization, and which rungs and queries a run covers.
+
+Why shared: localization and GLOBAL QA must show the model the *same* serialized rung, and every protocol must pick
+the same queries for ``--limit N`` so their results join in the access-vs-use table.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+
+import pandas as pd
+
+from emb_s_core import bank, ladder
+from emb_s_core.errors import EmbSError
+from emb_s_core.schema import render_document
+from emb_s_core.store import Workspace
+
+
+@dataclass(frozen=True)
+class Prompt:
+    name: str  # e.g. "judge"
+    version: str  # e.g. "judge_v1" (the file name): stored with every answer so prompts can change safely
+    template: str
+
+    @property
+    def digest(self) -> str:
+        """Hash of the template: stored in run configs, so editing a prompt without a new version cannot silently
+        resume a run made with the old text."""
+        import hashlib
+
+        return hashlib.sha256(self.template.encode("utf-8")).hexdigest()[:12]
+
+    def render(self, **fields: object) -> str:
+        return self.template.format(**fields)
+
+
+def load_prompt(name: str, version: int = 1) -> Prompt:
+    """``emb_s_core/prompts/<name>_v<version>.txt`` (package data)."""
+    stem = f"{name}_v{version}"
+    try:
+        text = resources.files("emb_s_core.prompts").joinpath(f"{stem}.txt").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise EmbSError(f"no prompt file {stem}.txt", fix="use a prompt version that ships in emb_s_core/prompts/.") \
+            from None
+    return Prompt(name, stem, text.strip())
+
+
+def serialize(docs: pd.DataFrame) -> str:
+    """Documents in the given order, each after a ``[DocID=<id>]`` header line (paper §A.3)."""
+    titles = docs["title"] if "title" in docs else [None] * len(docs)
+    return "\n\n".join(f"[DocID={int(i)}]\n{render_document(t if isinstance(t, str) else None, x)}"
+                       for i, t, x in zip(docs["doc_id"], titles, docs["text"]))
+
+
+def documents_by_id(ws: Workspace) -> pd.DataFrame:
+    """doc_id-indexed title/text, read once per run."""
+    return bank.documents(ws, ["doc_id", "title", "text"]).set_index("doc_id", drop=False).sort_index()
+
+
+def context_of(docs: pd.DataFrame, doc_ids: object) -> str:
+    """Serialized context for ``doc_ids`` (kept in the given order: a ranking, or a rung sorted by id)."""
+    return serialize(docs.loc[list(doc_ids)])
+
+
+def select_rungs(lad: ladder.Ladder, rungs: list[str] | None) -> list[ladder.Rung]:
+    """The requested rungs in ladder order (all by default); an unknown name is an error naming the choices."""
+    if not rungs:
+        return list(lad.rungs)
+    chosen = [lad.rung(name) for name in rungs]
+    return sorted(chosen, key=lambda r: r.order)
+
+
+def select_queries(lad: ladder.Ladder, limit: int | None) -> set[str] | None:
+    """The first ``limit`` kept queries by qid (the same ones for every protocol); None = all."""
+    if limit is None:
+        return None
+    if limit <= 0:
+        raise EmbSError(f"--limit must be positive, got {limit}", fix="pass --limit N with N ≥ 1, or omit it.")
+    kept = sorted({q for r in lad.rungs for q in r.qids})
+    return set(kept[:limit])
+
+
+def parse_list(text: str | None) -> list[str] | None:
+    """``"64K/a, 512K"`` → ``["64K/a", "512K"]``; None or empty → None."""
+    if not text:
+        return None
+    return [part.strip() for part in text.split(",") if part.strip()]

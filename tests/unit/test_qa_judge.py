@@ -1,0 +1,224 @@
+"""QA (GLOBAL and retrieve-then-generate), the reference-match and LLM judges, agreement — with mock_response."""
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from emb_s_core import bank, judge, ladder, llm, protocol, qa, runs
+from emb_s_core.errors import EmbSError
+from tests.use_bank import question_of, scripted, use_base_ws, ws  # noqa: F401 (fixtures)
+
+
+def gw(ws, **kw):
+    return llm.Gateway.for_workspace(ws, "gpt-4o-mini", params={"mock_response": "unused"}, backoff=0.001, **kw)
+
+
+def oracle_run(ws, name="oracle", rungs=("2K/geography", "2K/people")):
+    """Gold at rank 1 for geography queries, two wrong (geography) documents for people queries."""
+    qs = bank.queries(ws).set_index("qid")
+    lad = ladder.load(ws)
+    rows = []
+    for r in rungs:
+        for qid in lad.rung(r).qids:
+            ids = list(qs.loc[qid, "ref_ids"]) + [190] if qid.startswith("g") else [188, 190]
+            rows.append({"rung": r, "qid": qid, "doc_ids": ids, "scores": None})
+    runs.create_run(ws, name, "external", "oracle", {})
+    runs.save_results(ws, name, rows)
+    return name
+
+
+def reader(ws, always_right=(), always_wrong=()):
+    """A reader that answers right iff the answer is in its context (or it is told to)."""
+    qs = bank.queries(ws)
+    by_question = dict(zip(qs["text"], zip(qs["qid"], qs["answer"])))
+
+    def respond(messages):
+        qid, answer = by_question[question_of(messages)]
+        if qid in always_wrong:
+            return "I do not know"
+        if qid in always_right or answer in messages[-1]["content"]:
+            return f"{answer}."
+        return "unknown"
+    return respond
+
+
+# --------------------------------------------------------------------------------------------- reference judge
+@pytest.mark.parametrize("pred,truth,aliases,score", [
+    ("Quimby", "Quimby", [], 5),
+    ("the quimby.", "Quimby", [], 5),  # articles, case, punctuation
+    ("In 1805", "1805", ["in 1805"], 5),  # alias
+    ("Quimby town", "Quimby", [], 4),  # contains the answer as a whole phrase
+    ("The director was Klara Windvounski in 2017.", "Klara Windvounski", [], 4),
+    ("They awarded 10,242 bursaries", "10,242", [], 4),
+    ("They awarded 110,242 bursaries", "10,242", [], 0),  # a longer number is not the answer
+    ("Quimbys town", "Quimby town", [], 2),  # F1 = 1/2 → round(2.5) = 2, no containment
+    ("Pexa", "Quimby", [], 0),
+    ("", "Quimby", [], 0),
+    (None, "Quimby", [], 0),
+])
+def test_reference_score(pred, truth, aliases, score):
+    assert judge.reference_score(pred, truth, aliases)["score"] == score
+
+
+def test_normalize_and_f1():
+    assert judge.normalize("  The  Capital, of A Land! ") == "capital of land"
+    assert judge.token_f1("p q r", "q r s") == pytest.approx(2 / 3)
+    assert judge.token_f1("a q r", "q r s") == pytest.approx(0.8)  # the article is dropped first
+    assert judge.token_f1("x", "x") == 1.0 and judge.token_f1("", "") == 0.0
+
+
+@pytest.mark.parametrize("reply,score", [("4", 4), ("Score: 5", 5), ("I'd give it 3/5.", 3), ("0", 0),
+                                         ("10", None), ("4.5", None), ("good answer", None), ("", None)])
+def test_parse_score(reply, score):
+    assert judge.parse_score(reply) == score
+
+
+def test_kappa():
+    assert judge.cohen_kappa(np.array([1, 2, 3]), np.array([1, 2, 3])) == pytest.approx(1.0)
+    # 2x2 example: p_o = 0.5, p_e = 0.5 → κ = 0
+    assert judge.cohen_kappa(np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])) == pytest.approx(0.0)
+    assert np.isnan(judge.cohen_kappa(np.array([]), np.array([])))
+
+
+# --------------------------------------------------------------------------------------------- QA
+def test_rag_qa_uses_top_k_of_a_run(ws, monkeypatch):
+    oracle_run(ws)
+    seen = []
+    respond = reader(ws)
+    calls = scripted(monkeypatch, lambda m: (seen.append(m[-1]["content"]), respond(m))[1])
+    name = qa.answer(ws, gw(ws), setting="rag", context_run="oracle", k=1, rungs=["2K/geography", "2K/people"])
+    assert name == "qa:gpt-4o-mini:rag[oracle]@1"
+    ans = qa.load_answers(ws, [name])
+    assert len(ans) == 24 and (ans["status"] == "ok").all() and calls["n"] == 24
+    qs = bank.queries(ws).set_index("qid")
+    for row in ans.itertuples():
+        if row.qid.startswith("g"):
+            assert list(row.context_ids) == list(qs.loc[row.qid, "ref_ids"])
+            assert row.answer == qs.loc[row.qid, "answer"] + "."
+        else:
+            assert list(row.context_ids) == [188] and row.answer == "unknown"
+    assert all(len(re.findall(r"\[DocID=\d+\]", s)) == 1 for s in seen)  # k = 1 document of context
+    assert ans["prompt_version"].eq("qa_v1").all() and (ans["cost"] > 0).all()
+    info = qa.get_qa_run(ws, name)
+    assert info["setting"] == "rag" and info["context_run"] == "oracle" and info["k"] == 1
+    # resume: nothing left to do, no call, no write
+    version = ws.version
+    qa.answer(ws, gw(ws), setting="rag", context_run="oracle", k=1, rungs=["2K/geography", "2K/people"])
+    ws.refresh()
+    assert ws.version == version and calls["n"] == 24
+
+
+def test_rag_without_ranking_is_no_context(ws, monkeypatch):
+    oracle_run(ws)
+    runs.save_results(ws, "oracle", [{"rung": "8K", "qid": "g00", "doc_ids": [], "status": runs.DOES_NOT_FIT}])
+    scripted(monkeypatch, reader(ws))
+    name = qa.answer(ws, gw(ws), setting="rag", context_run="oracle", k=2, rungs=["8K"], limit=1)
+    ans = qa.load_answers(ws, [name])
+    assert list(ans["status"]) == [qa.NO_CONTEXT] and ans["answer"].isna().all()
+
+
+def test_rag_skips_ids_that_name_no_document(ws, monkeypatch):
+    """A localization reply can invent ids: they take their slot of the top-K but bring no document."""
+    runs.create_run(ws, "inventive", "localize", "x", {})
+    runs.save_results(ws, "inventive", [{"rung": "2K/geography", "qid": "g00", "doc_ids": [99999, 0, 4]}])
+    seen = []
+    respond = reader(ws)
+    scripted(monkeypatch, lambda m: (seen.append(m[-1]["content"]), respond(m))[1])
+    name = qa.answer(ws, gw(ws), setting="rag", context_run="inventive", k=2, rungs=["2K/geography"], limit=1)
+    row = qa.load_answers(ws, [name]).iloc[0]
+    assert row["status"] == "ok" and list(row["context_ids"]) == [0]
+    assert json.loads(row["detail"])["missing_ids"] == [99999]
+    assert re.findall(r"\[DocID=(\d+)\]", seen[0]) == ["0"]
+
+
+def test_global_qa_fits_or_does_not(ws, monkeypatch):
+    lad = ladder.load(ws)
+    calls = scripted(monkeypatch, reader(ws))
+    g = gw(ws, context_window=lad.rung("2K/geography").n_tokens + 300, max_tokens=16)
+    est = qa.estimate(ws, g, setting="global", rungs=["2K/geography", "8K"], limit=3)
+    name = qa.answer(ws, g, setting="global", rungs=["2K/geography", "8K"], limit=3)
+    ans = qa.load_answers(ws, [name]).set_index(["rung", "qid"])
+    assert (ans.loc["2K/geography", "status"] == "ok").all()
+    assert (ans.loc["8K", "status"] == llm.DOES_NOT_FIT).all()
+    n_fit = int((ans["status"] == "ok").sum())
+    assert calls["n"] == n_fit and est["to_send"] == n_fit and est["does_not_fit"] == len(ans) - n_fit
+    assert all(len(c) == 0 for c in ans["context_ids"])  # GLOBAL: the whole rung, not repeated per row
+    assert (ans.loc["2K/geography", "answer"].str.endswith(".")).all()  # the answer was in the whole rung
+
+
+def test_qa_bad_inputs(ws):
+    version = ws.version
+    with pytest.raises(EmbSError, match="needs a context run"):
+        qa.answer(ws, gw(ws), setting="rag")
+    with pytest.raises(EmbSError, match="no run named 'ghost'"):
+        qa.answer(ws, gw(ws), setting="rag", context_run="ghost")
+    with pytest.raises(EmbSError, match="unknown QA setting"):
+        qa.answer(ws, gw(ws), setting="oracle")
+    ws.refresh()
+    assert ws.version == version and not ws.has_table("qa_runs")
+
+
+# --------------------------------------------------------------------------------------------- judges
+def test_reference_and_llm_judges_with_agreement(ws, monkeypatch):
+    oracle_run(ws)
+    scripted(monkeypatch, reader(ws, always_wrong={"g01"}))
+    name = qa.answer(ws, gw(ws), setting="rag", context_run="oracle", k=1, rungs=["2K/geography"])
+    assert judge.judge(ws, name, judge.REFERENCE) == "reference"
+    ref = judge.scores(ws, name, "reference").set_index("qid")
+    assert ref.loc["g00", "score"] == 5 and ref.loc["g01", "score"] == 0 and (ref["n_repeats"] == 1).all()
+
+    qs = bank.queries(ws)
+    truth = dict(zip(qs["text"], qs["answer"]))
+
+    def grade(messages):
+        text = messages[-1]["content"]
+        question = question_of(messages)
+        if question.endswith("Mioland?"):
+            return "This answer looks fine to me."  # unparseable
+        predicted = text.split("Predicted answer: ")[1].splitlines()[0]
+        return "5" if truth[question] in predicted else "Score: 1"
+
+    calls = scripted(monkeypatch, grade)
+    g = gw(ws, max_tokens=4)
+    assert judge.judge(ws, name, "gpt-4o-mini", g, repeats=2) == "llm:gpt-4o-mini"
+    assert calls["n"] == 24  # 12 answers × 2 repeats, each repeat its own cache entry
+    llm_scores = judge.scores(ws, name, "llm:gpt-4o-mini").set_index("qid")
+    assert llm_scores.loc["g00", "score"] == 5 and llm_scores.loc["g01", "score"] == 1
+    assert (llm_scores["n_repeats"] == 2).all()
+    unparse = llm_scores[llm_scores["n_unparseable"] > 0]
+    assert len(unparse) == 1 and np.isnan(unparse["score"].iloc[0])  # counted, never a zero
+    summ = judge.summary(ws, name).set_index("judge")
+    assert summ.loc["llm:gpt-4o-mini", "unparseable"] == 2 and summ.loc["reference", "unparseable"] == 0
+
+    self_agree = judge.agreement(ws, name, "llm:gpt-4o-mini")
+    assert self_agree["n"] == 11 and self_agree["exact"] == 1.0
+    both = judge.agreement(ws, name, "llm:gpt-4o-mini", "reference")
+    assert both["n"] == 11 and both["exact"] == 10 / 11 and both["within_1"] == 1.0
+    assert 0 < both["kappa"] <= 1
+
+    # resume: judged cells are not judged again
+    judge.judge(ws, name, "gpt-4o-mini", gw(ws, max_tokens=4), repeats=2)
+    assert calls["n"] == 24
+    raw = judge.load_judgments(ws, ["llm:gpt-4o-mini"], [name])
+    assert raw["prompt_version"].eq("judge_v1").all() and len(raw) == 24
+
+
+def test_judge_bad_inputs(ws):
+    version = ws.version
+    with pytest.raises(EmbSError, match="no QA run named 'nope'"):
+        judge.judge(ws, "nope")
+    with pytest.raises(EmbSError, match="--repeats"):
+        judge.judge(ws, "nope", repeats=0)
+    ws.refresh()
+    assert ws.version == version
+
+
+def test_judge_prompt_sees_only_question_answer_prediction():
+    prompt = protocol.load_prompt("judge")
+    text = judge.judge_messages(prompt, "Q?", "A", "P")[0]["content"]
+    assert "Question: Q?" in text and "True answer: A" in text and "Predicted answer: P" in text
+    assert "DocID" not in text and "0 to 5" in text
+    assert json.dumps(judge.judge_messages(prompt, "Q?", "A", "P"))  # plain JSON messages
