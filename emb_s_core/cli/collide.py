@@ -15,10 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="print the bank summary of version N (read-only view)")
     h.set_defaults(func=cmd_history)
 
-    try:  # the model options (and the gateway) come with the llm branch's `use` commands
-        from emb_s_core.cli.use import _add_model
-    except ImportError:  # pragma: no cover - only before the llm branch is merged
-        return
+    from emb_s_core.cli.use import _add_model
 
     p = sub.add_parser("collide", help="collision testing: an LLM labels each query's nearest non-reference "
                                        "documents Conflict / Hard Negative / False Negative")

@@ -7,10 +7,7 @@ from emb_s_core.cli.common import add_workspace, print_json, print_table
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    try:  # the model options (and the gateway) come with the llm branch's `use` commands
-        from emb_s_core.cli.use import _add_model
-    except ImportError:  # pragma: no cover - only before the llm branch is merged
-        return
+    from emb_s_core.cli.use import _add_model
 
     p = sub.add_parser("domains", help="label documents (and so queries) with at most 8 broad domains")
     dsub = p.add_subparsers(dest="domains_command", metavar="ACTION", required=True)

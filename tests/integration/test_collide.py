@@ -10,8 +10,6 @@ from emb_s_core.errors import EmbSError
 from emb_s_core.store import Workspace
 from tests.conftest import native_bank
 
-pytest.importorskip("emb_s_core.retrievers", reason="lands with the retrieval branch")
-pytest.importorskip("emb_s_core.llm", reason="lands with the llm branch")
 
 MODEL = "gpt-4o-mini"  # known to litellm's bundled model map; every call is answered by mock_response
 

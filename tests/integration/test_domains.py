@@ -14,8 +14,6 @@ from emb_s_core.store import Workspace
 from tests.conftest import native_bank
 from tests.integration.test_collide import DOCS, QUERIES
 
-pytest.importorskip("emb_s_core.retrievers", reason="lands with the retrieval branch")
-pytest.importorskip("emb_s_core.llm", reason="lands with the llm branch")
 
 
 @pytest.fixture(scope="module")

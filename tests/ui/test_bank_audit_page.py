@@ -9,9 +9,6 @@ from streamlit.testing.v1 import AppTest
 from emb_s_core import bank, collide, ladder
 from emb_s_core.store import Workspace
 
-pytest.importorskip("emb_s_core.retrievers", reason="lands with the retrieval branch")
-pytest.importorskip("emb_s_core.llm", reason="lands with the llm branch")
-pytest.importorskip("ui.widgets", reason="lands with the dashboard branch")
 
 pytestmark = pytest.mark.timeout(300)
 REPO = Path(__file__).resolve().parents[2]
