@@ -10,7 +10,6 @@ from tests.conftest import native_bank
 from tests.integration.test_collide import DOCS, QUERIES
 
 
-
 def test_collide_cli_with_the_local_model(tmp_path, capsys):
     bank.import_path(tmp_path / "ws", "native", native_bank(tmp_path / "bank", DOCS, QUERIES))
     ladder.build(Workspace(tmp_path / "ws"), ladder.LadderOptions(base="2K", domain_sizes=("2K",), reserve=64))

@@ -15,7 +15,6 @@ from tests.conftest import native_bank
 from tests.integration.test_collide import DOCS, QUERIES
 
 
-
 @pytest.fixture(scope="module")
 def demo_ws(tmp_path_factory):
     from emb_s_core.sources import synthetic
