@@ -32,6 +32,7 @@ DEFAULT_BASE = "64K"
 DEFAULT_DOMAIN_SIZES = ("64K", "128K", "256K")
 DEFAULT_RESERVE = 1024
 MAX_DOMAINS = 8
+BANK_TABLES = ("documents", "queries")
 
 RUNGS_SCHEMA = pa.schema(
     [
@@ -189,6 +190,7 @@ def _domain_base(domain: str, qs: pd.DataFrame, docs: pd.DataFrame, tok: pd.Seri
 def build(ws: Workspace, options: LadderOptions | None = None, progress: bool = False) -> Ladder:
     """Build the ladder from the workspace's bank and store it (one transaction, replacing any previous one)."""
     opts = options or LadderOptions()
+    built_from = bank_state(ws)
     encoding = opts.encoding or bank.encoding_of(ws)
     base = tokens.parse_size(opts.base)
     if base <= opts.reserve:
@@ -262,7 +264,7 @@ def build(ws: Workspace, options: LadderOptions | None = None, progress: bool = 
 
     kept_df = pd.DataFrame(kept_rows, columns=KEPT_SCHEMA.names)
     ladder = Ladder(rungs, kept_df, dict(opts.to_json(), encoding=encoding), messages)
-    _store(ws, ladder)
+    _store(ws, ladder, built_from)
     return ladder
 
 
@@ -290,7 +292,17 @@ def _rung(name: str, kind: str, domain: str | None, size: int | None, budget: in
                 composition)
 
 
-def _store(ws: Workspace, ladder: Ladder) -> None:
+def bank_state(ws: Workspace) -> dict:
+    """What a ladder is built from: the workspace version and the committed versions of the bank's tables.
+
+    Any commit that rewrites documents or queries (an import, ``collide --apply``, ``domains label --apply``) moves
+    a table version, so a ladder whose recorded state differs is stale.
+    """
+    tables = ws.table_versions()
+    return {"version": ws.version, "tables": {t: tables.get(t) for t in BANK_TABLES}}
+
+
+def _store(ws: Workspace, ladder: Ladder, built_from: dict | None = None) -> None:
     rungs = pa.table(
         {
             "order": [r.order for r in ladder.rungs], "rung": [r.name for r in ladder.rungs],
@@ -313,7 +325,7 @@ def _store(ws: Workspace, ladder: Ladder) -> None:
         ws.write("rungs", rungs, mode="overwrite", schema=RUNGS_SCHEMA)
         ws.write("rung_members", members, mode="overwrite", schema=MEMBERS_SCHEMA)
         ws.write("ladder_queries", kept, mode="overwrite", schema=KEPT_SCHEMA)
-        ws.set_setting("ladder", {**ladder.options, "messages": ladder.messages})
+        ws.set_setting("ladder", {**ladder.options, "messages": ladder.messages, "bank": built_from})
 
 
 # --------------------------------------------------------------------------------------------- reading
@@ -321,11 +333,35 @@ def exists(ws: Workspace) -> bool:
     return ws.has_table("rungs")
 
 
-def load(ws: Workspace) -> Ladder:
-    """The stored ladder, rungs in order (domain rungs first, then shared, global, full)."""
+def stale_reason(ws: Workspace) -> str | None:
+    """Why the stored ladder no longer matches the bank (None when it does, or when it predates this record)."""
+    if not exists(ws):
+        return None
+    built = ws.settings.get("ladder", {}).get("bank")
+    if not built:
+        return None
+    now = bank_state(ws)
+    changed = [t for t in BANK_TABLES if built["tables"].get(t) != now["tables"].get(t)]
+    if not changed:
+        return None
+    return (f"the ladder was built from the bank at workspace version {built['version']}; the bank's "
+            f"{' and '.join(changed)} changed since (now version {now['version']}: an import, `emb-s collide --apply` "
+            "or `emb-s domains label --apply`)")
+
+
+def load(ws: Workspace, allow_stale: bool = False) -> Ladder:
+    """The stored ladder, rungs in order (domain rungs first, then shared, global, full).
+
+    A ladder built from an older bank is refused (its rungs would miss new gold documents or keep retired queries)
+    unless ``allow_stale`` (pages that only show it, with a warning).
+    """
     if not exists(ws):
         raise EmbSError(f"the workspace {ws.path} has no ladder yet",
                         fix="run `emb-s ladder build --workspace DIR` first.")
+    stale = None if allow_stale else stale_reason(ws)
+    if stale:
+        raise EmbSError(f"the ladder of {ws.path} is stale: {stale}",
+                        fix="rebuild it: `emb-s ladder build --workspace DIR` (then rerun the evaluations).")
     meta = ws.read_pandas("rungs").sort_values("order")
     members = ws.read("rung_members")
     by_rung = pd.Series(members["doc_id"].to_numpy()).groupby(members["rung"].to_numpy()).apply(np.asarray)

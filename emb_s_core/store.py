@@ -6,6 +6,11 @@ replaced atomically (write + rename). Readers open tables at those versions (sna
 a transaction that fails, or a process killed mid-write, leaves versions past the manifest, and the next transaction
 restores them first. ``Workspace.version`` counts finished transactions: it is what "the workspace did not change"
 means in tests.
+
+History: every committed manifest is also appended to ``history.jsonl`` (one line per version, written before the
+manifest is replaced, so a line whose commit never happened is superseded by the next commit's line for the same
+version). ``Workspace(path, version=N)`` opens a read-only view with tables checked out at version N's table versions;
+LanceDB keeps old table versions until someone calls ``cleanup_old_versions``.
 """
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ import pyarrow as pa
 from emb_s_core.errors import EmbSError
 
 MANIFEST = "workspace.json"
+HISTORY = "history.jsonl"
 FORMAT_VERSION = 1
 _LOCK = threading.RLock()
 
@@ -32,8 +38,9 @@ class Workspace:
     Tables are read at their committed version; write only inside ``with ws.transaction():``.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, create: bool = False) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, create: bool = False, version: int | None = None) -> None:
         self.path = Path(path).expanduser().resolve()
+        self.read_only = version is not None
         manifest = self.path / MANIFEST
         if not manifest.exists():
             if not create:
@@ -48,8 +55,12 @@ class Workspace:
                     fix="choose an empty or new folder for the workspace.",
                 )
             self.path.mkdir(parents=True, exist_ok=True)
-            self._write_manifest({"format": FORMAT_VERSION, "version": 0, "tables": {}, "settings": {}})
+            initial = {"format": FORMAT_VERSION, "version": 0, "tables": {}, "settings": {}}
+            self._append_history(initial)
+            self._write_manifest(initial)
         self._manifest = self._read_manifest()
+        if version is not None:
+            self._manifest = self._historic_manifest(int(version))
         self._in_transaction = False
         import lancedb
 
@@ -71,8 +82,52 @@ class Workspace:
         os.replace(tmp, self.path / MANIFEST)
 
     def refresh(self) -> None:
-        """Re-read the manifest (another process may have committed)."""
-        self._manifest = self._read_manifest()
+        """Re-read the manifest (another process may have committed); a view of an old version stays put."""
+        if not self.read_only:
+            self._manifest = self._read_manifest()
+
+    def _append_history(self, manifest: dict) -> None:
+        """One line per committed version, in one O_APPEND write (a reader never sees half a line)."""
+        line = (json.dumps(manifest, sort_keys=True, separators=(",", ":")) + "\n").encode("utf-8")
+        path = self.path / HISTORY
+        if path.exists() and path.stat().st_size:
+            with open(path, "rb") as fh:  # a killed writer's torn last line must not swallow this one
+                fh.seek(-1, os.SEEK_END)
+                if fh.read(1) != b"\n":
+                    line = b"\n" + line
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def history(self) -> list[dict]:
+        """The committed manifests, oldest first, one per version (a later line for a version wins)."""
+        current = self._read_manifest()
+        by_version: dict[int, dict] = {}
+        path = self.path / HISTORY
+        if path.exists():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                try:
+                    entry = json.loads(line)
+                except json.JSONDecodeError:  # a torn last line of a killed writer
+                    continue
+                if int(entry.get("version", -1)) <= int(current["version"]):
+                    by_version[int(entry["version"])] = entry
+        by_version[int(current["version"])] = current
+        return [by_version[v] for v in sorted(by_version)]
+
+    def _historic_manifest(self, version: int) -> dict:
+        entries = {int(e["version"]): e for e in self.history()}
+        if version not in entries:
+            known = sorted(entries)
+            raise EmbSError(
+                f"the workspace {self.path} has no recorded version {version}",
+                fix=f"open one of the recorded versions {known[0]}..{known[-1]} (the history starts when this "
+                    "release first wrote the workspace).",
+            )
+        return entries[version]
 
     @property
     def version(self) -> int:
@@ -110,6 +165,11 @@ class Workspace:
     @contextmanager
     def transaction(self) -> Iterator["Workspace"]:
         """All writes inside commit together or not at all."""
+        if self.read_only:
+            raise EmbSError(
+                f"the workspace {self.path} is open read-only at version {self.version}",
+                fix="open it without a version (`Workspace(path)`) to change it; old versions cannot be edited.",
+            )
         with _LOCK:
             if self._in_transaction:
                 yield self
@@ -128,6 +188,7 @@ class Workspace:
             manifest = dict(self._manifest)
             manifest["tables"] = self._current_versions(before)
             manifest["version"] = self.version + 1
+            self._append_history(manifest)
             self._write_manifest(manifest)
             self._manifest = manifest
 
@@ -207,5 +268,5 @@ def _fix_for(table: str) -> str:
     }.get(table, "run the step that creates it first.")
 
 
-def open_workspace(path: str | os.PathLike[str], *, create: bool = False) -> Workspace:
-    return Workspace(path, create=create)
+def open_workspace(path: str | os.PathLike[str], *, create: bool = False, version: int | None = None) -> Workspace:
+    return Workspace(path, create=create, version=version)

@@ -45,10 +45,16 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from emb_s_core.ladder import load
+    import sys
+
+    from emb_s_core.ladder import load, stale_reason
     from emb_s_core.store import Workspace
 
-    ladder = load(Workspace(args.workspace))
+    ws = Workspace(args.workspace)
+    stale = stale_reason(ws)
+    if stale:
+        print(f"warning: this ladder is stale: {stale}; rebuild it with `emb-s ladder build`.", file=sys.stderr)
+    ladder = load(ws, allow_stale=True)
     if args.json:
         print_json({"options": ladder.options,
                     "rungs": [dict(row, composition=r.composition) for row, r in

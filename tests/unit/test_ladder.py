@@ -124,3 +124,28 @@ def test_single_domain_bank_skips_mixed_rungs_with_a_message(tmp_path):
     lad = ladder.build(Workspace(tmp_path / "ws"), OPTS)
     assert "32K/medical" not in lad.names
     assert any("32K/medical skipped: no other domain's pool to mix in" in m for m in lad.messages)
+
+
+def test_ladder_is_refused_once_the_bank_changes(tmp_path):
+    from tests.conftest import native_bank
+
+    bank.import_path(tmp_path / "ws", "native", native_bank(tmp_path / "b1"))
+    w = Workspace(tmp_path / "ws")
+    ladder.build(w, ladder.LadderOptions(base="2K", domain_sizes=("2K",), reserve=64))
+    assert ladder.stale_reason(w) is None
+    ladder.load(w)
+    docs = [{"doc_id": 50, "text": "Another bank about tides.", "domain": "history"}]
+    qs = [{"qid": "other", "text": "tides?", "answer": "x", "ref_ids": [50]}]
+    bank.import_path(w, "native", native_bank(tmp_path / "b2", docs, qs), source="more")
+    w = Workspace(tmp_path / "ws")
+    assert "documents and queries changed" in ladder.stale_reason(w)
+    with pytest.raises(EmbSError, match="stale.*ladder build"):
+        ladder.load(w)
+    assert ladder.load(w, allow_stale=True).names  # pages may still show it, with a warning
+    from emb_s_core import evaluate
+
+    with pytest.raises(EmbSError, match="stale"):  # evaluation refuses it before any work
+        evaluate.evaluate(w, "bm25", k=1)
+    assert Workspace(tmp_path / "ws").version == w.version
+    ladder.build(w, ladder.LadderOptions(base="2K", domain_sizes=("2K",), reserve=64))
+    assert ladder.stale_reason(Workspace(tmp_path / "ws")) is None

@@ -51,3 +51,49 @@ def test_writes_outside_transaction_are_refused(tmp_path):
     ws = Workspace(tmp_path / "ws", create=True)
     with pytest.raises(RuntimeError):
         ws.write("t", pa.table({"a": [1]}))
+
+
+def test_history_keeps_every_version_readable(tmp_path):
+    ws = Workspace(tmp_path / "ws", create=True)
+    with ws.transaction():
+        ws.write("t", pa.table({"a": [1, 2]}))
+        ws.set_setting("note", "first")
+    with ws.transaction():
+        ws.write("t", pa.table({"a": [3]}), mode="overwrite")
+        ws.set_setting("note", "second")
+    assert ws.version == 2
+    assert [e["version"] for e in ws.history()] == [0, 1, 2]
+    old = Workspace(tmp_path / "ws", version=1)
+    assert old.read_only and old.version == 1
+    assert old.read("t")["a"].to_pylist() == [1, 2]
+    assert old.settings["note"] == "first"
+    assert not Workspace(tmp_path / "ws", version=0).has_table("t")
+    assert Workspace(tmp_path / "ws").read("t")["a"].to_pylist() == [3]
+
+
+def test_old_version_view_refuses_writes_and_unknown_versions(tmp_path):
+    ws = Workspace(tmp_path / "ws", create=True)
+    with ws.transaction():
+        ws.write("t", pa.table({"a": [1]}))
+    old = Workspace(tmp_path / "ws", version=0)
+    with pytest.raises(EmbSError, match="read-only at version 0"):
+        with old.transaction():
+            old.write("t", pa.table({"a": [2]}))
+    with pytest.raises(EmbSError, match="no recorded version 7"):
+        Workspace(tmp_path / "ws", version=7)
+    assert Workspace(tmp_path / "ws").version == 1
+
+
+def test_history_ignores_a_line_whose_commit_never_happened(tmp_path):
+    ws = Workspace(tmp_path / "ws", create=True)
+    with ws.transaction():
+        ws.write("t", pa.table({"a": [1]}))
+    with (tmp_path / "ws" / "history.jsonl").open("a") as fh:  # killed between history append and manifest
+        fh.write('{"version": 2, "tables": {"t": 99}, "settings": {}}\n{"vers')
+    assert [e["version"] for e in ws.history()] == [0, 1]
+    with ws.transaction():
+        ws.write("t", pa.table({"a": [2]}))
+    assert ws.history()[-1]["tables"]["t"] != 99
+    with ws.transaction():
+        ws.write("t", pa.table({"a": [3]}))
+    assert sorted(Workspace(tmp_path / "ws", version=2).read("t")["a"].to_pylist()) == [1, 2]
