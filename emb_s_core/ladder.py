@@ -367,7 +367,7 @@ def load(ws: Workspace, allow_stale: bool = False) -> Ladder:
     by_rung = pd.Series(members["doc_id"].to_numpy()).groupby(members["rung"].to_numpy()).apply(np.asarray)
     rungs = [
         Rung(
-            name=row.rung, kind=row.kind, domain=row.domain, size=None if pd.isna(row.size) else int(row.size),
+            name=row.rung, kind=row.kind, domain=row.domain if isinstance(row.domain, str) else None, size=None if pd.isna(row.size) else int(row.size),
             budget=None if pd.isna(row.budget) else int(row.budget),
             doc_ids=np.sort(by_rung.get(row.rung, np.empty(0, np.int64)).astype(np.int64)),
             qids=list(row.qids), n_tokens=int(row.n_tokens), membership_hash=row.membership_hash,

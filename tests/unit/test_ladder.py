@@ -95,6 +95,7 @@ def test_load_round_trips_membership(ws):
     built = ladder.build(ws, OPTS)
     loaded = ladder.load(ws)
     assert loaded.names == built.names
+    assert [r.domain for r in loaded.rungs] == [r.domain for r in built.rungs]  # shared rungs: None, not NaN
     for x, y in zip(built.rungs, loaded.rungs):
         assert np.array_equal(x.doc_ids, y.doc_ids) and x.qids == y.qids and x.composition == y.composition
 
