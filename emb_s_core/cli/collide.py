@@ -15,14 +15,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="print the bank summary of version N (read-only view)")
     h.set_defaults(func=cmd_history)
 
-    from emb_s_core.cli.use import _add_model
+    from emb_s_core.cli.common import add_model_options
 
     p = sub.add_parser("collide", help="collision testing: an LLM labels each query's nearest non-reference "
                                        "documents Conflict / Hard Negative / False Negative")
     add_workspace(p)
     p.add_argument("--embedder", default="dense:minilm-l6", metavar="SPEC",
                    help="dense retriever spec whose cached vectors find the candidates (default dense:minilm-l6)")
-    _add_model(p)
+    add_model_options(p)
     p.add_argument("--k", "-k", type=int, default=10, help="candidates per query (default 10)")
     p.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N queries (by qid)")
     p.add_argument("--prompt-version", type=int, default=1, help="prompt file collide_v<N>.txt (default 1)")
@@ -34,18 +34,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_collide(args: argparse.Namespace) -> int:
     from emb_s_core import collide
-    from emb_s_core.cli.use import _gateway, _progress
+    from emb_s_core.cli.common import gateway_from_args, print_progress
     from emb_s_core.store import Workspace
 
     ws = Workspace(args.workspace)
-    gw = _gateway(args, ws, args.model)
+    gw = gateway_from_args(args, ws, args.model)
     if args.estimate:
         n = len(collide.select(ws, args.limit))
         print(f"estimate: up to {n * args.k:,} candidate verdicts ({n:,} queries × k={args.k}) with {gw.model}; "
               "cached verdicts are not sent again")
         return 0
     report = collide.run(ws, gw, args.embedder, args.k, args.limit, prompt_version=args.prompt_version,
-                         progress=_progress)
+                         progress=print_progress)
     print(f"\ncollision test: {report.queries:,} queries, {report.candidates:,} candidates "
           f"(embedder {report.embedder}, model {report.model}, prompt {report.prompt_version}); "
           f"labeled now {report.labeled_now:,}, already stored {report.already_done:,}")

@@ -7,7 +7,7 @@ from emb_s_core.cli.common import add_workspace, print_json, print_table
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from emb_s_core.cli.use import _add_model
+    from emb_s_core.cli.common import add_model_options
 
     p = sub.add_parser("domains", help="label documents (and so queries) with at most 8 broad domains")
     dsub = p.add_subparsers(dest="domains_command", metavar="ACTION", required=True)
@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_workspace(lab)
     lab.add_argument("--embedder", default="dense:minilm-l6", metavar="SPEC",
                      help="dense retriever spec for zero-shot labeling (default dense:minilm-l6)")
-    _add_model(lab, default=None)
+    add_model_options(lab, default=None)
     lab.add_argument("--domains", default=None, help="comma-separated subset of the domains (default: all eight, "
                                                      "or all in --descriptions)")
     lab.add_argument("--descriptions", default=None, metavar="FILE.json",
@@ -51,16 +51,16 @@ def cmd_label(args: argparse.Namespace) -> int:
     descriptions = domains.resolve(chosen, descriptions)
     gateway = None
     if args.model:
-        from emb_s_core.cli.use import _gateway
+        from emb_s_core.cli.common import gateway_from_args
 
-        gateway = _gateway(args, ws, args.model)
+        gateway = gateway_from_args(args, ws, args.model)
         if args.estimate:
             n = len(ws.read("documents", ["doc_id"]))
             print(f"estimate: {n:,} documents, one call each with {gateway.model} (cached ones are not sent again)")
             return 0
-    from emb_s_core.cli.use import _progress
+    from emb_s_core.cli.use import print_progress
 
-    labeling = domains.label(ws, descriptions, args.embedder, gateway, progress=_progress)
+    labeling = domains.label(ws, descriptions, args.embedder, gateway, progress=print_progress)
     out = summary(labeling)
     report = domains.apply(Workspace(args.workspace), labeling) if args.apply else None
     if args.json:

@@ -8,21 +8,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from emb_s_core.cli.common import add_workspace, print_json, print_table
-
-DEFAULT_MODEL = "local/smollm2-135m"
-
-
-def _add_model(p: argparse.ArgumentParser, default: str | None = DEFAULT_MODEL, flag: str = "--model") -> None:
-    p.add_argument(flag, default=default, metavar="MODEL",
-                   help=f"any litellm model string (default {default}: the offline demo model)")
-    p.add_argument("--context-window", type=int, default=None, metavar="N",
-                   help="model window in tokens (required for models litellm does not know)")
-    p.add_argument("--max-tokens", type=int, default=None, metavar="N", help="reply length limit")
-    p.add_argument("--temperature", type=float, default=0.0)
-    p.add_argument("--concurrency", type=int, default=4, help="calls in flight (the local model uses 1)")
-    p.add_argument("--api-base", default=None, help="OpenAI-compatible endpoint (vLLM, Ollama, ...)")
-    p.add_argument("--estimate", action="store_true", help="print the cost estimate and stop")
+from emb_s_core.cli.common import (DEFAULT_MODEL, add_model_options, add_workspace, gateway_from_args,
+                                   print_json, print_progress, print_table)
 
 
 def _add_scope(p: argparse.ArgumentParser) -> None:
@@ -33,7 +20,7 @@ def _add_scope(p: argparse.ArgumentParser) -> None:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("localize", help="long-context localization: the model names the relevant DocIDs of a rung")
     add_workspace(p)
-    _add_model(p)
+    add_model_options(p)
     _add_scope(p)
     p.add_argument("-k", type=int, default=10, help="ids asked for and kept (default 10)")
     p.add_argument("--name", default=None, help="run name (default localize:MODEL@K)")
@@ -41,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("qa", help="generative QA: GLOBAL (whole rung) or retrieve-then-generate (top-K of a run)")
     add_workspace(p)
-    _add_model(p)
+    add_model_options(p)
     _add_scope(p)
     p.add_argument("--setting", choices=("rag", "global"), default="rag")
     p.add_argument("--context-run", default=None, help="run whose top-K documents are the context (rag)")
@@ -53,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("judge", help="score QA answers 0-5 (reference match offline, or an LLM judge)")
     add_workspace(p)
     p.add_argument("--qa-run", required=True)
-    _add_model(p, default="reference", flag="--judge")
+    add_model_options(p, default="reference", flag="--judge")
     _add_scope(p)
     p.add_argument("--repeats", type=int, default=1, help="judge each answer N times (LLM judge)")
     p.add_argument("--agreement", default=None, metavar="JUDGE",
@@ -78,24 +65,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_diagnose)
 
 
-def _gateway(args: argparse.Namespace, ws, model: str):
-    from emb_s_core import llm
-
-    params = {"api_base": args.api_base} if args.api_base else {}
-    max_tokens = args.max_tokens if args.max_tokens is not None else args.default_max_tokens
-    if max_tokens < 1:
-        from emb_s_core.errors import EmbSError
-
-        raise EmbSError(f"--max-tokens must be ≥ 1, got {max_tokens}", fix="pass --max-tokens N with N ≥ 1.")
-    gw = llm.Gateway.for_workspace(ws, model, context_window=args.context_window, max_tokens=max_tokens,
-                                   temperature=args.temperature, concurrency=args.concurrency, params=params)
-    if gw.is_local:
-        print(f"model: {llm.LOCAL_MODEL} — {llm.LOCAL_LABEL}", file=sys.stderr)
-    if not args.estimate:
-        gw.check_credentials()  # a missing key fails before any counting or writing
-    return gw
-
-
 def _show_estimate(est: dict) -> None:
     cost = est.get("cost_usd_max")
     print(f"estimate: {est['calls']} cells, {est['cached']} cached, {est['does_not_fit']} do not fit, "
@@ -103,12 +72,6 @@ def _show_estimate(est: dict) -> None:
           f"≤ {est['max_completion_tokens']:,} reply tokens, cost ≤ "
           + ("unknown" if cost is None else f"${cost:.4f}")
           + (f" ({est['note']})" if est.get("note") else ""))
-
-
-def _progress(stage: str, fraction: float) -> None:
-    print(f"\r{stage}: {fraction:6.1%}", end="", file=sys.stderr, flush=True)
-    if fraction >= 1.0:
-        print(file=sys.stderr)
 
 
 def _usage(gw) -> None:
@@ -123,12 +86,12 @@ def cmd_localize(args: argparse.Namespace) -> int:
     from emb_s_core.store import Workspace
 
     ws = Workspace(args.workspace)
-    gw = _gateway(args, ws, args.model)
+    gw = gateway_from_args(args, ws, args.model)
     rungs = parse_list(args.rungs)
     _show_estimate(localize.estimate(ws, gw, args.k, rungs, args.limit, args.name))
     if args.estimate:
         return 0
-    name = localize.localize(ws, gw, args.k, args.name, rungs, args.limit, progress=_progress)
+    name = localize.localize(ws, gw, args.k, args.name, rungs, args.limit, progress=print_progress)
     _usage(gw)
     print(f"run: {name}")
     print_table(localize.audit_summary(ws, name).to_dict("records"))
@@ -144,13 +107,13 @@ def cmd_qa(args: argparse.Namespace) -> int:
     if args.list:
         print_table(qa.list_qa_runs(ws).drop(columns=["config"]).to_dict("records"))
         return 0
-    gw = _gateway(args, ws, args.model)
+    gw = gateway_from_args(args, ws, args.model)
     rungs = parse_list(args.rungs)
     _show_estimate(qa.estimate(ws, gw, args.setting, args.context_run, args.k, rungs, args.limit, args.name))
     if args.estimate:
         return 0
     name = qa.answer(ws, gw, args.setting, args.context_run, args.k, args.name, rungs, args.limit,
-                     progress=_progress)
+                     progress=print_progress)
     _usage(gw)
     print(f"QA run: {name}")
     answers = qa.load_answers(ws, [name])
@@ -168,7 +131,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
     rungs = parse_list(args.rungs)
     gw = None
     if args.judge != judge.REFERENCE:
-        gw = _gateway(args, ws, args.judge)
+        gw = gateway_from_args(args, ws, args.judge)
         todo = judge._todo(ws, args.qa_run, args.judge, args.repeats, rungs, args.limit)
         prompt = judge.protocol.load_prompt("judge")
         batch = [judge.judge_messages(prompt, q, t, a) for q, t, a in
@@ -178,7 +141,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
         print("estimate: the reference-match judge makes no model call (cost $0)")
     if args.estimate:
         return 0
-    name = judge.judge(ws, args.qa_run, args.judge, gw, args.repeats, rungs, args.limit, progress=_progress)
+    name = judge.judge(ws, args.qa_run, args.judge, gw, args.repeats, rungs, args.limit, progress=print_progress)
     if gw is not None:
         _usage(gw)
     print(f"judge: {name}")
