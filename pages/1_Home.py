@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from ui import data, state, widgets
+from ui.safe import md
 
 st.title("EMB-S Diagnostics")
 st.caption("Evidence access under semantic interference — after EverMemBench-S (arXiv 2601.20276): does a "
@@ -35,7 +36,7 @@ def build_demo() -> None:
             demo.build(target, tokens=tokens, progress=progress, **({"retrievers": specs} if specs else {}))
     except ImportError as exc:
         bar.empty()
-        st.warning(f"The demo workspace cannot be built in this installation ({exc}). Create a workspace with "
+        st.warning(f"The demo workspace cannot be built in this installation ({md(exc)}). Create a workspace with "
                    "`emb-s import --format native PATH --workspace data/NAME`, build its ladder with "
                    "`emb-s ladder build --workspace data/NAME`, and reload.")
         st.stop()
@@ -45,7 +46,7 @@ def build_demo() -> None:
 
 
 if not data.list_workspaces() and not state.get("ws"):
-    st.info(f"No workspace under {data.data_dir()} yet: building the demo bank, its ladder and the offline "
+    st.info(f"No workspace under {md(data.data_dir())} yet: building the demo bank, its ladder and the offline "
             "retrievers' runs (a few minutes on two cores, once).")
     build_demo()
 
@@ -67,10 +68,10 @@ if Path(path) == data.data_dir() / "demo":  # a demo build that was interrupted 
         if st.button("Finish building the demo", key="finish_demo"):
             build_demo()
 
-st.subheader(f"Workspace `{widgets.bank_name(path)}`")
+st.subheader(f"Workspace {md(widgets.bank_name(path), one_line=True)}")
 c = st.columns(6)
 c[0].metric("Documents", f"{info['documents']:,}")
-c[1].metric("Tokens", f"{info['tokens']:,}", help=f"counted with {info['encoding']}")
+c[1].metric("Tokens", f"{info['tokens']:,}", help=f"counted with {md(info['encoding'])}")
 c[2].metric("Queries", f"{info['queries']:,}")
 c[3].metric("Single / multi-source", f"{info['single_source_queries']:,} / {info['multi_source_queries']:,}")
 c[4].metric("Rungs", f"{len(lad.rungs) if lad else 0}")
@@ -99,7 +100,7 @@ if lad is None:
     st.warning("No ladder yet: build it with `emb-s ladder build --workspace DIR`.")
 else:
     for msg in lad.messages:
-        st.caption(msg)
+        st.caption(md(msg))
 
 st.markdown("**Pages**")
 st.markdown("- **Overview** — heatmap run × rung and degradation curves\n"

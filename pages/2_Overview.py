@@ -6,6 +6,7 @@ import streamlit as st
 from emb_s_core.analysis import views
 from emb_s_core.figures import curves, heatmap, style
 from ui import data, state, widgets
+from ui.safe import md
 
 DRILL = "pages/3_Query_drilldown.py"
 
@@ -44,7 +45,7 @@ event = st.plotly_chart(fig, theme=None, key="heat", on_select="rerun", selectio
 widgets.figure_downloads(fig, f"heatmap_{metric}", "heat")
 if len(missing):
     st.caption(f"{len(missing)} cell(s) have no score: " + ", ".join(
-        sorted({f'{s}' for s in missing['state']})) + " — shown in grey, never as zero.")
+        sorted({md(s) for s in missing['state']})) + " — shown in grey, never as zero.")
 
 points = (event.selection.points if event and getattr(event, "selection", None) else []) or []
 if points:
@@ -56,7 +57,7 @@ with st.expander("Open the failures of one cell", expanded=False):
     a, b = st.columns(2)
     run_pick = a.selectbox("Run", chosen, key="cell_run")
     col_pick = b.selectbox("Rung" if x == "rung" else "Scale", cols, key="cell_rung")
-    st.page_link(DRILL, label=f"Failures of {run_pick} at {col_pick} →", icon="🔍",
+    st.page_link(DRILL, label=f"Failures of {md(run_pick, one_line=True)} at {md(col_pick, one_line=True)} →", icon="🔍",
                  query_params=state.carried(run=run_pick, rung=col_pick))
 
 st.subheader("Degradation across the ladder")

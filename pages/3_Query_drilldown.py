@@ -6,6 +6,7 @@ import streamlit as st
 
 from emb_s_core.analysis import drilldown
 from ui import data, state, widgets
+from ui.safe import html_fragment, md
 
 view = widgets.analysis_view("Query drill-down")
 path, v, metric, lad, run_names = view.path, view.v, view.metric, view.ladder, view.run_names
@@ -15,7 +16,7 @@ with widgets.guard():
 
 ways = ["failures", "search"]
 default_by = "failures" if state.get("run") and run_names else "search"
-by = st.radio("Find a query by", ways, index=state.index_of(ways, state.get("by", default_by)), horizontal=True,
+by = st.radio("Find a query by", ways, index=state.url_index("by", ways, default_by), horizontal=True,
               format_func=lambda s: {"failures": "failures of a run at a rung", "search": "id or text"}[s],
               key="url_by")
 state.put(by=by)
@@ -37,11 +38,11 @@ if by == "failures":
     x = "rung" if rung in rungs else "scale"
     fails = drilldown.failures(pq, run, rung, metric, x=x) if not pq.empty else pq
     if fails.empty:
-        st.success(f"No failures of {metric} for {run} at {rung} with the current filters.")
+        st.success(f"No failures of {md(metric)} for {md(run)} at {md(rung)} with the current filters.")
     else:
         col = data.metric_column(metric)
         labels = {q: f"{q} · {metric} = {val:.3f}" for q, val in zip(fails["qid"], fails[col])}
-        st.caption(f"{len(fails):,} failures of {metric} for **{run}** at **{rung}** (worst first).")
+        st.caption(f"{len(fails):,} failures of {md(metric)} for **{md(run)}** at **{md(rung)}** (worst first).")
         options = list(labels)
 
         def step(delta: int) -> None:
@@ -51,7 +52,7 @@ if by == "failures":
 
         c1, c2, c3 = st.columns([8, 1, 1], vertical_alignment="bottom")
         with c1:
-            qid = st.selectbox("Failure", options, index=state.index_of(options, state.get("q")),
+            qid = st.selectbox("Failure", options, index=state.url_index("q", options),
                                format_func=labels.get, key="fail_pick")
         c2.button("← prev", key="fail_prev", on_click=step, args=(-1,), width="stretch")
         c3.button("next →", key="fail_next", on_click=step, args=(1,), width="stretch")
@@ -61,12 +62,12 @@ else:
     state.put(find=needle)
     hits = drilldown.find_queries(qs.reset_index(drop=True), needle) if needle else qs.iloc[0:0]
     if needle and hits.empty:
-        st.warning(f"No query id, text or answer contains {needle!r}.")
+        st.warning(f"No query id, text or answer contains {md(repr(needle))}.")
     options = hits["qid"].tolist()
     if not options and state.get("q") in qs.index:
         options = [state.get("q")]
     if options:
-        qid = st.selectbox("Query", options, index=state.index_of(options, state.get("q")),
+        qid = st.selectbox("Query", options, index=state.url_index("q", options),
                            format_func=lambda q: f"{q} · {qs.loc[q, 'text'][:90]}", key="search_pick")
 
 if not qid:
@@ -77,13 +78,13 @@ gold = [int(d) for d in query["ref_ids"]]
 negs = [int(d) for d in (query["hard_negative_ids"] if query["hard_negative_ids"] is not None else [])]
 
 st.divider()
-st.markdown(f"#### Query `{qid}`")
+st.markdown(f"#### Query {md(qid, one_line=True)}")
 st.text(query["text"])
 m = st.columns(4)
 m[0].markdown("**Answer**")
 m[0].text(str(query["answer"]))
-m[1].markdown(f"**Domain**: `{query['domain']}`")
-m[2].markdown(f"**Task type**: `{query['task_type']}`")
+m[1].markdown(f"**Domain**: {md(query['domain'])}")
+m[2].markdown(f"**Task type**: {md(query['task_type'])}")
 m[3].markdown(f"**Gold / hard negatives**: {len(gold)} / {len(negs)}")
 
 texts = data.document_texts(path, v, tuple(sorted(set(gold + negs))))
@@ -95,9 +96,10 @@ for column, ids, label in ((g_col, gold, "Gold"), (n_col, negs, "Hard negative")
             st.caption("none")
         for d in ids:
             doc = texts.get(d)
-            with st.expander(f"{label} · doc {d} · {doc['title'] if doc else '(missing from the bank)'}"):
+            title = md(doc["title"], one_line=True) if doc else "(missing from the bank)"
+            with st.expander(f"{label} · doc {d} · {title}"):
                 if doc:
-                    st.caption(f"source {doc['source']} · domain {doc['domain']}")
+                    st.caption(f"source {md(doc['source'])} · domain {md(doc['domain'])}")
                     st.text(doc["text"])
 
 res = data.query_results(path, v, qid)
@@ -117,6 +119,7 @@ runs_here = [r for r in run_names if r in set(res["run"])]
 c1, c2, c3 = st.columns([2, 2, 1])
 with c1:
     run_sel = st.selectbox("Run", runs_here, index=state.index_of(runs_here, state.get("run")), key="top_run")
+    # (an unknown run= was already reported by the failures picker above, or is simply not one with this query)
 rungs_here = [r for r in order if r in set(res[res["run"] == run_sel]["rung"])]
 with c2:
     rung_sel = st.selectbox("Rung", rungs_here, index=state.index_of(rungs_here, state.get("rung"),
@@ -125,7 +128,7 @@ with c3:
     topn = st.number_input("K", min_value=1, max_value=100, value=10, key="top_k")
 row = res[(res["run"] == run_sel) & (res["rung"] == rung_sel)].iloc[0]
 if row["status"] != "ok":
-    st.info(f"{run_sel} has no ranking at {rung_sel}: {row['status'].replace('_', ' ')}.")
+    st.info(f"{md(run_sel)} has no ranking at {md(rung_sel)}: {md(row['status'].replace('_', ' '))}.")
     st.stop()
 meta = data.documents_meta(path, v)
 top = drilldown.top_k(row["doc_ids"], row["scores"], gold, negs, meta, k=int(topn))
@@ -148,8 +151,10 @@ st.markdown(f"**Gold doc {g_id} vs the {kind} {o_id} that outranked it** (words 
 left_marked, right_marked = drilldown.word_diff(ga["text"], ob["text"])
 l, r = st.columns(2)
 with l:
-    st.caption(f"gold · doc {g_id} · {ga['source']} / {ga['domain']}")
-    st.markdown(f"<div class='emb-doc'>{drilldown.diff_html(left_marked)}</div>", unsafe_allow_html=True)
+    st.caption(f"gold · doc {g_id} · {md(ga['source'])} / {md(ga['domain'])}")
+    st.markdown(f"<div class='emb-doc'>{html_fragment(drilldown.diff_html(left_marked))}</div>",
+                unsafe_allow_html=True)
 with r:
-    st.caption(f"{kind} · doc {o_id} · {ob['source']} / {ob['domain']}")
-    st.markdown(f"<div class='emb-doc'>{drilldown.diff_html(right_marked)}</div>", unsafe_allow_html=True)
+    st.caption(f"{kind} · doc {o_id} · {md(ob['source'])} / {md(ob['domain'])}")
+    st.markdown(f"<div class='emb-doc'>{html_fragment(drilldown.diff_html(right_marked))}</div>",
+                unsafe_allow_html=True)

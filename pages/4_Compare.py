@@ -12,6 +12,7 @@ from emb_s_core.analysis import views
 from emb_s_core.figures import compare, style
 from emb_s_core.errors import EmbSError
 from ui import data, state, widgets
+from ui.safe import md
 
 view = widgets.analysis_view("Compare two runs")
 path, v, metric, lad, run_names = view.path, view.v, view.metric, view.ladder, view.run_names
@@ -36,11 +37,11 @@ with tab_runs:
         order = data.columns_in_order(lad, pq, "rung")
         common = [r for r in order if r in ran_a & ran_b]
         if not common:
-            st.warning(f"{run_a} and {run_b} share no rung with rankings under the current filters.")
+            st.warning(f"{md(run_a)} and {md(run_b)} share no rung with rankings under the current filters.")
         else:
             only = sorted((ran_a ^ ran_b) & set(order), key=order.index)
             if only:
-                st.caption("Rungs only one run has (left out): " + ", ".join(only))
+                st.caption("Rungs only one run has (left out): " + ", ".join(md(r) for r in only))
             tests = data.paired(path, v, run_a, run_b, metric, tuple(common), domains, tasks, sources)
             cap = style.caption(widgets.bank_name(path), common, views.metric_k(metric),
                                 int(tests["n"].max()) if len(tests) else 0)
@@ -68,7 +69,7 @@ with tab_runs:
                 for title, sel in ((f"{run_a} better", gain > 0), (f"{run_b} better", gain < 0)):
                     part = side[sel].reset_index()
                     part.insert(1, "text", part["qid"].map(qs["text"]))
-                    st.markdown(f"*{title}* — {len(part):,} queries ({better} {metric} is better)")
+                    st.markdown(f"*{md(title)}* — {len(part):,} queries ({better} {md(metric)} is better)")
                     if len(part):
                         st.dataframe(part, hide_index=True, width="stretch")
                         widgets.table_downloads(part, f"{title}_{rung}", f"side_{title}")
@@ -107,14 +108,14 @@ with tab_live:
                 with col:
                     t0 = time.perf_counter()
                     try:
-                        with st.spinner(f"{spec}: preparing the index once, then milliseconds per query…"):
+                        with st.spinner(f"{md(spec)}: preparing the index once, then milliseconds per query…"):
                             ranked = evaluate.live_query(ws, spec, text, rung, k=int(k))
                     except EmbSError as exc:  # one bad spec must not hide the other rankings
-                        st.markdown(f"**{spec}**")
-                        st.error(str(exc))
+                        st.markdown(f"**{md(spec)}**")
+                        st.error(md(exc))
                         continue
                     ms = (time.perf_counter() - t0) * 1000
-                    st.markdown(f"**{spec}** · {ms:.0f} ms")
+                    st.markdown(f"**{md(spec)}** · {ms:.0f} ms")
                     shown = pd.DataFrame(ranked).merge(meta[["title", "source", "domain"]], left_on="doc_id",
                                                        right_index=True, how="left")
                     st.dataframe(shown, hide_index=True, width="stretch")

@@ -8,6 +8,7 @@ import streamlit as st
 from emb_s_core.figures import ladder as ladder_fig
 from emb_s_core.figures import mixing, style
 from ui import data, state, widgets
+from ui.safe import md
 
 st.title("Ladder")
 path, v = widgets.pick_workspace()
@@ -22,7 +23,7 @@ table["budget"] = pd.to_numeric(table["budget"], errors="coerce").astype("Int64"
 st.dataframe(table, hide_index=True, width="stretch")
 widgets.table_downloads(table, "ladder", "ladder")
 for msg in lad.messages:
-    st.caption(msg)
+    st.caption(md(msg))
 kept = lad.kept
 if len(kept) and (~kept["kept"].astype(bool)).any():
     st.warning(f"{int((~kept['kept'].astype(bool)).sum())} queries were dropped because their gold does not fit the "
@@ -52,7 +53,7 @@ run = state.selectbox("Run", run_names, "run")
 dist = data.source_mixing(path, v, 10)
 d = dist[(dist["run"] == run) & dist["rung"].isin(pair)]
 if d.empty:
-    st.info(f"{run} has no rankings at {' or '.join(pair)}.")
+    st.info(f"{md(run)} has no rankings at {' or '.join(md(p) for p in pair)}.")
     st.stop()
 n = int(d.groupby("rung").size().max())
 fig2 = mixing.mixing(dist, run, pair, k=10, caption=style.caption(widgets.bank_name(path), pair, 10, n))

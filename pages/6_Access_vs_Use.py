@@ -9,6 +9,7 @@ import streamlit as st
 
 from emb_s_core.figures import style
 from ui import data, state, widgets
+from ui.safe import md
 
 st.title("Access vs use")
 path, v = widgets.pick_workspace()
@@ -51,16 +52,17 @@ with c3:
 with st.sidebar:
     st.markdown("**Thresholds**")
     k = int(state.selectbox("K (evidence in the top-K)", [str(x) for x in data.KS], "k", default="10"))
-    t_a = st.slider("accessed when SR@K ≥", 0.0, 1.0, float(state.get("ta", "1.0")), 0.05, key="url_ta")
-    t_u = st.slider("answered well when judge score ≥", 0, 5, int(float(state.get("tu", "4"))), 1, key="url_tu")
+    t_a = st.slider("accessed when SR@K ≥", 0.0, 1.0, float(state.number("ta", 1.0, 0.0, 1.0)), 0.05, key="url_ta")
+    t_u = st.slider("answered well when judge score ≥", 0, 5, int(state.number("tu", 4, 0, 5, integer=True)), 1,
+                    key="url_tu")
     state.put(ta=t_a, tu=t_u)
-st.caption(f"Accessed ⇔ SR@{k} ≥ {t_a:g}; answered well ⇔ {judge} score ≥ {t_u} (0–5). Cells without a ranking, "
+st.caption(f"Accessed ⇔ SR@{k} ≥ {t_a:g}; answered well ⇔ {md(judge)} score ≥ {t_u} (0–5). Cells without a ranking, "
            "an answer or a judgment are counted as excluded, never as failures.")
 
 with widgets.guard():
     df = quadrants(path, v, access, qa_run, judge, k, t_a, t_u)
 if df.empty:
-    st.info(f"{qa_run} has no answers yet.")
+    st.info(f"{md(qa_run)} has no answers yet.")
     st.stop()
 by = state.selectbox("Break down by", list(diagnose.BREAKDOWNS), "split", default="rung")
 summary = diagnose.summary(df, by=(by,))
@@ -83,6 +85,6 @@ if len(cases):
     shown = cases[["rung", "qid", "domain", "sr", "score", "answer"]]
     st.dataframe(shown, hide_index=True, width="stretch")
     widgets.table_downloads(shown, f"cases_{quadrant}", "cases")
-    st.page_link("pages/3_Query_drilldown.py", label=f"Open {cases['qid'].iloc[0]} in the drill-down →",
+    st.page_link("pages/3_Query_drilldown.py", label=f"Open {md(cases['qid'].iloc[0], one_line=True)} in the drill-down →",
                  query_params=state.carried(by="search", q=cases["qid"].iloc[0], run=access,
                                             rung=cases["rung"].iloc[0]))

@@ -9,6 +9,7 @@ import streamlit as st
 from emb_s_core import collide
 from emb_s_core import ladder as ladder_mod
 from ui import data, state, widgets
+from ui.safe import md
 
 STATUS_LABELS = [*collide.LABELS, collide.UNPARSEABLE, "error", "does_not_fit"]
 
@@ -41,7 +42,7 @@ with widgets.guard():
     table = audit_table(path, v)
     stale = ladder_mod.stale_reason(ws)
 if stale:
-    st.warning(f"The ladder is stale: {stale}. Rebuild it with `emb-s ladder build --workspace DIR`.")
+    st.warning(f"The ladder is stale: {md(stale)}. Rebuild it with `emb-s ladder build --workspace DIR`.")
 if table.empty:
     st.info("No collision verdicts in this workspace yet. Run `emb-s collide --workspace DIR --model MODEL` "
             "(e.g. --model local/smollm2-135m offline) to label each query's nearest non-reference documents.")
@@ -59,7 +60,7 @@ for col, (name, n) in zip(cols[1:], counts.items()):
 edits = [e for e in ws.settings.get("bank_edits", []) if e.get("kind") == "collide"]
 if edits:
     last = edits[-1]
-    st.caption(f"Applied from version {last['from_version']} ({last['model']}, {last['prompt_version']}): "
+    st.caption(f"Applied from version {last['from_version']} ({md(last['model'])}, {md(last['prompt_version'])}): "
                f"{last['hard_negatives_added']} hard negatives added, {last['false_negatives_added']} false negatives "
                f"added to RefLists, {last['retired']} queries retired.")
 
@@ -104,12 +105,12 @@ with left:
     st.markdown("**Gold evidence (RefList)**")
     for d in refs:
         doc = texts.get(d, {})
-        st.caption(f"doc {d} · {doc.get('source', '')} · {doc.get('domain', '')}")
+        st.caption(f"doc {d} · {md(doc.get('source', ''))} · {md(doc.get('domain', ''))}")
         st.text(_shown(doc))
 with right:
     st.markdown("**Nearest non-reference candidates**")
     for r in rows.itertuples(index=False):
         doc = texts.get(int(r.doc_id), {})
-        st.caption(f"rank {r.rank} · doc {r.doc_id} · similarity {float(r.similarity):.3f} · {r.verdict}")
+        st.caption(f"rank {r.rank} · doc {r.doc_id} · similarity {float(r.similarity):.3f} · {md(r.verdict)}")
         st.text(_shown(doc))
         st.text(f"Rationale: {r.rationale or '—'}")

@@ -28,6 +28,28 @@ def data_dir() -> Path:
     return Path(os.environ.get("EMB_S_DATA", REPO / "data")).expanduser().resolve()
 
 
+#: setting that lets the URL (and the sidebar path box) open a workspace anywhere on the server (local, single user)
+ALLOW_ANY_PATH = "EMB_S_ALLOW_ANY_WORKSPACE"
+
+
+def any_path_allowed() -> bool:
+    return os.environ.get(ALLOW_ANY_PATH, "").strip().lower() in ("1", "true", "yes")
+
+
+def allowed_workspace(path: str) -> str:
+    """``path`` as an absolute path if the dashboard may open it: under :func:`data_dir` (as named, so ``..`` cannot
+    leave it; links placed there by whoever runs the server are followed), or anywhere with ``EMB_S_ALLOW_ANY_WORKSPACE=1``.
+    """
+    candidate = Path(os.path.normpath(Path(path).expanduser().absolute()))
+    root = data_dir()
+    named = Path(os.path.normpath(Path(os.environ.get("EMB_S_DATA", REPO / "data")).expanduser().absolute()))
+    if any_path_allowed() or any(candidate == r or r in candidate.parents for r in (root, named)):
+        return str(candidate)
+    raise EmbSError(f"the workspace {path!s:.200} is outside the data folder {root}",
+                    fix=f"open a workspace under {root} (or set EMB_S_DATA to its parent folder); for a local "
+                        f"single-user dashboard, {ALLOW_ANY_PATH}=1 allows any path.")
+
+
 def list_workspaces() -> list[str]:
     """Workspace folders directly under :func:`data_dir` (those with a manifest), by name."""
     root = data_dir()
@@ -44,6 +66,12 @@ def version(path: str) -> int:
     except FileNotFoundError:
         raise EmbSError(f"no EMB-S workspace at {path} (it was deleted or moved)",
                         fix="pick another workspace in the sidebar, or build the demo on Home.") from None
+    except NotADirectoryError:
+        raise EmbSError(f"{path} is a file, not an EMB-S workspace folder",
+                        fix="pick a workspace folder in the sidebar.") from None
+    except OSError as exc:
+        raise EmbSError(f"cannot read the workspace {path} ({exc.strerror})",
+                        fix="pick another workspace in the sidebar.") from None
     except (ValueError, KeyError) as exc:
         raise EmbSError(f"the manifest {manifest} is unreadable ({exc})", fix="restore the workspace folder.") from exc
 

@@ -9,6 +9,8 @@ from typing import Iterable, Sequence
 
 import streamlit as st
 
+from ui.safe import md
+
 # what travels with a link to another page (the page itself is the URL path)
 CARRIED = ("ws", "metric", "k", "domain", "task", "sources", "x")
 
@@ -52,21 +54,56 @@ def index_of(options: Sequence[str], value: str | None, default: int = 0) -> int
         return default
 
 
+def ignored(key: str, value: object, why: str) -> None:
+    """One line saying which URL value was not used and why (the view keeps its fallback)."""
+    shown = str(value) if len(str(value)) <= 60 else str(value)[:57] + "..."
+    st.caption(md(f"Ignored from the link: {key}={shown} ({why}).", one_line=True))
+
+
+def url_index(key: str, options: Sequence[str], default: str | None = None, fallback: int = 0) -> int:
+    """Position of the URL's ``key`` among ``options``; an unknown value is ignored with a notice."""
+    options = list(options)
+    wanted = get(key)
+    if wanted is not None and wanted not in options:
+        ignored(key, wanted, f"not one of the {len(options)} choices here")
+        wanted = None
+    return index_of(options, wanted if wanted is not None else default, fallback)
+
+
+def number(key: str, default: float, low: float, high: float, *, integer: bool = False) -> float:
+    """A number from the URL within [low, high]; anything else is ignored with a notice."""
+    raw = get(key)
+    if raw is None:
+        return default
+    try:
+        value = int(raw) if integer else float(raw)
+        if not low <= value <= high:
+            raise ValueError
+    except ValueError:
+        ignored(key, raw, f"not a number from {low:g} to {high:g}")
+        return default
+    return value
+
+
 def selectbox(label: str, options: Sequence[str], key: str, default: str | None = None, **kwargs) -> str | None:
-    """A selectbox whose value lives in the URL under ``key``."""
+    """A selectbox whose value lives in the URL under ``key``; an unknown URL value falls back with a notice."""
     options = list(options)
     if not options:
         return None
-    wanted = get(key, default)
-    value = st.selectbox(label, options, index=index_of(options, wanted), key=f"url_{key}", **kwargs)
+    index = url_index(key, options, default)
+    value = st.selectbox(label, options, index=index, key=f"url_{key}", **kwargs)
     put(**{key: value})
     return value
 
 
 def multiselect(label: str, options: Sequence[str], key: str, default: Iterable[str] = (), **kwargs) -> list[str]:
-    """A multiselect whose value lives in the URL under ``key`` (comma-joined); unknown names are dropped."""
+    """A multiselect whose value lives in the URL under ``key`` (comma-joined); unknown names are dropped, with a
+    notice."""
     options = list(options)
     wanted = get_list(key) or list(default)
+    unknown = [v for v in wanted if v not in options]
+    if unknown and get_list(key):
+        ignored(key, ",".join(unknown), "not among the choices here")
     value = st.multiselect(label, options, default=[v for v in wanted if v in options], key=f"url_{key}", **kwargs)
     put(**{key: value})
     return value

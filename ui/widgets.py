@@ -13,6 +13,7 @@ import streamlit as st
 
 from emb_s_core.errors import EmbSError
 from ui import data, state
+from ui.safe import md
 
 
 @contextmanager
@@ -21,7 +22,7 @@ def guard() -> Iterator[None]:
     try:
         yield
     except EmbSError as exc:
-        st.error(str(exc))
+        st.error(md(exc))  # messages quote paths, names and values from the data: shown as text
         st.stop()
 
 
@@ -32,6 +33,13 @@ def pick_workspace(required: bool = True) -> tuple[str, int] | None:
     """
     known = data.list_workspaces()
     wanted = state.get("ws")
+    if wanted:
+        try:
+            wanted = data.allowed_workspace(wanted)
+        except EmbSError as exc:  # a link naming a folder outside the data root: say so, open the default instead
+            st.error(md(exc))
+            state.put(ws=None)
+            wanted = None
     with st.sidebar:
         st.markdown("**Workspace**")
         options = list(known)
@@ -44,10 +52,13 @@ def pick_workspace(required: bool = True) -> tuple[str, int] | None:
                                   else p, key="ws_pick", label_visibility="collapsed")
         typed = st.text_input("…or a folder path", value="", key="ws_path", placeholder="/path/to/workspace")
         if typed.strip():
-            choice = str(Path(typed.strip()).expanduser().resolve())
+            try:
+                choice = data.allowed_workspace(typed.strip())
+            except EmbSError as exc:
+                st.error(md(exc))
     if not choice:
         if required:
-            st.info(f"No workspace yet under {data.data_dir()}. Open **Home** to build the demo workspace, or "
+            st.info(f"No workspace yet under {md(data.data_dir())}. Open **Home** to build the demo workspace, or "
                     "create one with `emb-s import --format native PATH --workspace DIR`.")
             st.stop()
         return None

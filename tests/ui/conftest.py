@@ -23,6 +23,26 @@ def dash_ws(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def app_env(dash_ws, monkeypatch, tmp_path):
-    """Point the dashboard's data folder at an empty temp dir so only the fixture workspace is chosen by URL."""
+    """Point the dashboard's data folder at a temp dir holding only a link to the fixture workspace (the URL may
+    open only workspaces under the data folder), and return that path."""
     monkeypatch.setenv("EMB_S_DATA", str(tmp_path / "data"))
-    return dash_ws
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "dash").symlink_to(dash_ws)
+    return tmp_path / "data" / "dash"
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def payload_ws(tmp_path_factory) -> tuple[Path, int]:
+    """A workspace whose every text field carries Markdown/HTML payloads pointing at 127.0.0.1:PORT; (path, PORT)."""
+    from payload_bank import build_payload_workspace
+
+    port = free_port()
+    return build_payload_workspace(tmp_path_factory.mktemp("payload"), port), port

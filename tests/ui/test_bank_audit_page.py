@@ -44,7 +44,7 @@ def run_page(params: dict) -> AppTest:
 
 
 def test_page_shows_counts_table_and_side_by_side(audit_ws, monkeypatch, tmp_path):
-    monkeypatch.setenv("EMB_S_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("EMB_S_DATA", str(audit_ws.parent))  # the URL opens workspaces under the data folder only
     at = run_page({"ws": str(audit_ws), "qid": "qa"})
     assert not at.exception, [e.message for e in at.exception]
     metrics = {m.label: m.value for m in at.metric}
@@ -62,7 +62,7 @@ def test_page_shows_counts_table_and_side_by_side(audit_ws, monkeypatch, tmp_pat
 
 
 def test_filters_narrow_the_table(audit_ws, monkeypatch, tmp_path):
-    monkeypatch.setenv("EMB_S_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("EMB_S_DATA", str(audit_ws.parent))
     at = run_page({"ws": str(audit_ws), "verdict": "Conflict"})
     assert not at.exception
     table = at.dataframe[0].value
@@ -74,7 +74,7 @@ def test_filters_narrow_the_table(audit_ws, monkeypatch, tmp_path):
 def test_page_without_verdicts_explains_what_to_do(monkeypatch, tmp_path):
     from tests.conftest import native_bank
 
-    monkeypatch.setenv("EMB_S_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("EMB_S_DATA", str(tmp_path))
     bank.import_path(tmp_path / "ws", "native", native_bank(tmp_path / "bank"))
     at = run_page({"ws": str(tmp_path / "ws")})
     assert not at.exception
