@@ -17,12 +17,19 @@ _MARKDOWN_ACTIVE = re.compile(r"([!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])")
 _ENTITY_ACTIVE = re.compile(r"[!$()*+\-.:=?@\[\\\]^_`{|}~]")  # not & # ; (entities) nor < > / ' " (tags)
 
 
+#: GitHub-style autolink literals (http://, www., user@host) are found in the parsed text, after escapes, so a word
+#: joiner (U+2060, zero width, invisible) is put where they would start
+_AUTOLINK = re.compile(r"(?i)(?<=[a-z])(?=://)|(?<=\bwww)(?=\.)|(?=@[-\w]+\.[-\w])")
+WORD_JOINER = "\u2060"
+
+
 def md(value: object, *, one_line: bool = False) -> str:
     """``value`` as Markdown source that renders literally as its text (``one_line``: newlines become spaces, for
-    labels and headers)."""
+    labels and headers). Autolink literals are broken by an invisible word joiner (copied text carries it)."""
     text = "" if value is None else str(value)
     if one_line:
         text = " ".join(text.split())
+    text = _AUTOLINK.sub(WORD_JOINER, text)
     escaped = _MARKDOWN_ACTIVE.sub(r"\\\1", text)
     # a line of only spaces/tabs and a newline would otherwise start a new Markdown block: keep paragraphs literal
     return escaped.replace("\r", "").replace("\n", "  \n")

@@ -147,3 +147,139 @@ def test_every_page_renders_in_chromium(server, tmp_path):
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000, path
     url = texts["click"]  # clicking a heatmap cell opens the drill-down on that run and rung
     assert "/query_drilldown?" in url and "run=overlap" in url and "rung=full" in url, url
+
+
+# ------------------------------------------------------------------------------ data never rendered as markup
+class _Trap:
+    """An HTTP server on the payload's port that records every request (there must be none)."""
+
+    def __init__(self, port: int) -> None:
+        import http.server
+        import threading
+
+        self.requests: list[str] = []
+        trap = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 (http.server's name)
+                trap.requests.append(self.path)
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+
+
+def _serve(data: Path) -> tuple[subprocess.Popen, str]:
+    port = _free_port()
+    env = dict(os.environ, EMB_S_DATA=str(data), HF_HUB_OFFLINE="1")
+    env.pop("EMB_S_ALLOW_ANY_WORKSPACE", None)
+    proc = subprocess.Popen(
+        [sys.executable, str(HERE / "serve_dashboard.py"), "--server.port", str(port), "--server.address",
+         "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(f"{base}/_stcore/health", timeout=2).read() == b"ok":
+                return proc, base
+        except OSError:
+            time.sleep(0.5)
+    proc.terminate()
+    pytest.fail("streamlit did not start: " + (proc.stdout.read() if proc.stdout else ""))
+
+
+PROBE = """JSON.stringify((() => {
+  const port = ':%d';
+  const attr = (e, n) => e.getAttribute(n) || e.getAttribute('xlink:' + n) || '';
+  return {
+    text: document.body ? document.body.innerText : '',
+    running: document.querySelectorAll('[data-testid=stStatusWidget]').length,
+    imgs: [...document.querySelectorAll('img, image, source, video, iframe')].map(e => attr(e, 'src') + attr(e, 'href'))
+          .filter(s => s.includes(port)),
+    links: [...document.querySelectorAll('a')].filter(e => attr(e, 'href').includes(port))
+           .map(e => attr(e, 'href') + ' in ' + (e.closest('[data-testid]') || {getAttribute: () => '?'})
+                .getAttribute('data-testid')),
+    scripts: [...document.querySelectorAll('script')].filter(e => e.textContent.includes('pwned')).length,
+    pwned: window.pwned === 1,
+    bold: [...document.querySelectorAll('strong, b')].filter(e => /^bold|^b$/.test(e.textContent)).length,
+    html: [...document.querySelectorAll('*')].flatMap(e => [...e.attributes]
+          .filter(a => /^(src|srcset|href|xlink:href|poster|action|formaction|data|background|style|on.*)$/i
+                       .test(a.name))
+          .map(a => e.tagName + ' ' + a.name + '=' + a.value))
+          .filter(v => v.includes('127.0.0.1' + port) || / on\w+=/i.test(' ' + v.split(' ')[1])).slice(0, 3),
+  };
+})())"""
+
+
+async def _visit_payload(base: str, urls: list[tuple[str, str, str]], port: int) -> dict[str, dict]:
+    import json
+
+    import choreographer as choreo
+
+    seen: dict[str, dict] = {}
+    async with choreo.Browser(headless=True) as browser:
+        tab = await browser.create_tab("about:blank")
+        for path, query, expected in urls:
+            await tab.send_command("Page.navigate", params={"url": f"{base}/{path}?{query}"})
+            start, probe = time.time(), {}
+            while time.time() - start < 60:
+                probe = json.loads(await _eval(tab, PROBE % port) or "{}")
+                if expected in probe.get("text", "") and not probe.get("running"):
+                    break
+                await asyncio.sleep(0.5)
+            await asyncio.sleep(1.5)  # plotly and late elements
+            probe = json.loads(await _eval(tab, PROBE % port) or "{}")
+            seen[f"{path}?{query[:80]}#{len(seen)}"] = probe
+    return seen
+
+
+def test_no_markup_from_data_or_url_in_the_real_browser(payload_ws, tmp_path):
+    """Every page on the payload bank: no <img>, link, script or bold from the data exists in the DOM, and the trap
+    server the payload points at receives no request."""
+    from urllib.parse import urlencode
+
+    from emb_s_core import runs
+    from emb_s_core.store import Workspace
+
+    ws, port = payload_ws
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "evil").symlink_to(ws)
+    w = Workspace(ws)
+    evil = next(r for r in runs.list_runs(w)["run"] if r.startswith("run "))
+    res = runs.load_results(w, runs=["overlap"])
+    qid, rung = str(res["qid"].iloc[0]), str(res["rung"].iloc[-1])
+    common = {"ws": str(data / "evil"), "run": evil, "rung": rung, "a": evil, "b": "overlap", "x": "rung",
+              "metric": "R@1"}
+    urls = [("home", common, "Documents"), ("overview", common, "Degradation"),
+            ("query_drilldown", {**common, "by": "search", "find": qid, "q": qid}, "Top-K at one rung"),
+            ("query_drilldown", {**common, "by": "failures", "run": "overlap", "q": qid}, "Query drill-down"),
+            ("compare", common, "Queries one run gets"), ("ladder", common, "Composition"),
+            ("access_vs_use", common, "Access vs use"), ("bank_audit", common, "Bank audit"),
+            ("overview", {"ws": "/etc/passwd", "k": "abc"}, "outside the data folder")]
+    trap = _Trap(port)
+    proc, base = _serve(data)
+    try:
+        os.environ.setdefault("BROWSER_PATH", export.find_browser() or "")
+        seen = asyncio.run(_visit_payload(base, [(p, urlencode(q), e) for p, q, e in urls], port))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        trap.close()
+    for (path, _q, expected), (key, probe) in zip(urls, seen.items()):
+        assert expected in probe["text"], f"{key}: {expected!r} not rendered; got {probe['text'][:300]!r}"
+        assert "Traceback" not in probe["text"], key
+        assert not probe["imgs"] and not probe["links"] and not probe["html"], (key, probe["imgs"], probe["links"],
+                                                                               probe["html"])
+        assert probe["scripts"] == 0 and not probe["pwned"] and probe["bold"] == 0, (key, probe)
+    drill = list(seen.values())[2]  # the drill-down in search mode shows the documents' text
+    assert f"![q](http://127.0.0.1:{port}/p-img)" in drill["text"]  # the query text is shown, literally
+    assert trap.requests == [], trap.requests

@@ -7,12 +7,14 @@ or markup from the payload may come out, and Streamlit's own directives (:red[..
 """
 from __future__ import annotations
 
+import re
+
 import pytest
 from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 
 from conftest import REPO
-from ui.safe import html_fragment, md
+from ui.safe import WORD_JOINER, html_fragment, md
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -58,6 +60,8 @@ def assert_text_only(at: AppTest, where: str) -> int:
             assert bad not in html, f"{where}: {kind} renders {bad!r}: {src[:300]!r}"
         for directive in (":red[", "$x^"):
             assert directive not in src, f"{where}: {kind} carries an unescaped {directive!r}: {src[:300]!r}"
+        autolink = re.search(r"(?i)https?://|www\.|[-.\w+]+@[-\w]+\.[-\w]", src.replace("\\", ""))  # GFM literals
+        assert autolink is None, f"{where}: {kind} would autolink {autolink.group(0)!r}: {src[:300]!r}"
     return len(sources)
 
 
@@ -97,7 +101,8 @@ def test_md_and_html_fragment_escape_everything():
     payload = "`c` ![q](http://h/x) [l](http://h) <img src=x> **b** :red[r] $m$ http://h/auto"
     html = RENDER.render(md(payload))
     assert "<img" not in html and "<a " not in html and "<strong>" not in html and "<code>" not in html
-    assert "![q](http://h/x)" in html.replace("&lt;", "<").replace("&gt;", ">")  # shown literally
+    shown = html.replace("&lt;", "<").replace("&gt;", ">").replace(WORD_JOINER, "")
+    assert f"<p>{payload}</p>" == shown.strip()  # shown literally (plus invisible word joiners)
     assert md("a\nb", one_line=True) == "a b"
     frag = html_fragment("it&#x27;s ![q](http://h)\n\n**b**")
     assert "\n" not in frag and "![" not in frag and "**" not in frag and "&#x27;" in frag
