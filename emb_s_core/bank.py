@@ -9,6 +9,7 @@ import dataclasses
 import datetime as _dt
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -238,3 +239,15 @@ def token_counts(ws: Workspace, encoding: str | None = None, progress: bool = Fa
         known.update(zip(todo["content_hash"], counts))
     return pd.Series(docs["content_hash"].map(known).to_numpy(np.int64), index=docs["doc_id"].to_numpy(),
                      name="n_tokens")
+
+
+def documents_by_id(ws: Workspace, doc_ids: Iterable[int],
+                    columns: Sequence[str] = ("doc_id", "title", "text", "source", "domain")) -> dict[int, dict]:
+    """The named documents as ``{doc_id: {column: value}}`` (ids not in the bank are simply absent): one filtered
+    read, for pages that show a few documents' texts."""
+    ids = sorted({int(d) for d in doc_ids})
+    if not ids:
+        return {}
+    cols = list(dict.fromkeys(["doc_id", *columns]))
+    df = ws.read_pandas("documents", cols, where="doc_id IN (" + ", ".join(map(str, ids)) + ")")
+    return {int(r["doc_id"]): r for r in df.to_dict("records")}

@@ -26,15 +26,13 @@ import pyarrow as pa
 
 from emb_s_core import bank
 from emb_s_core.errors import EmbSError
-from emb_s_core.schema import QUERY_SCHEMA, render_document
+from emb_s_core.schema import OK, QUERY_SCHEMA, UNPARSEABLE, render_document
 from emb_s_core.store import Workspace
 
 CONFLICT = "Conflict"
 HARD_NEGATIVE = "Hard Negative"
 FALSE_NEGATIVE = "False Negative"
 LABELS = (CONFLICT, HARD_NEGATIVE, FALSE_NEGATIVE)
-OK = "ok"
-UNPARSEABLE = "unparseable"
 TABLE = "collisions"
 RETIRED = "retired_queries"
 DEFAULT_EMBEDDER = "dense:minilm-l6"

@@ -25,10 +25,10 @@ import pyarrow as pa
 
 from emb_s_core import llm, protocol, qa
 from emb_s_core.errors import EmbSError
+from emb_s_core.schema import UNPARSEABLE
 from emb_s_core.store import Workspace
 
 REFERENCE = "reference"
-UNPARSEABLE = "unparseable"
 JUDGMENTS_SCHEMA = pa.schema([
     pa.field("judge", pa.string(), nullable=False), pa.field("qa_run", pa.string(), nullable=False),
     pa.field("rung", pa.string(), nullable=False), pa.field("qid", pa.string(), nullable=False),

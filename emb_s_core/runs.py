@@ -16,6 +16,7 @@ import pandas as pd
 import pyarrow as pa
 
 from emb_s_core.errors import EmbSError
+from emb_s_core.schema import DOES_NOT_FIT, ERROR, OK  # noqa: F401 - runs.OK etc. name the row status
 from emb_s_core.store import Workspace
 
 RUNS_SCHEMA = pa.schema(
@@ -40,9 +41,6 @@ RESULTS_SCHEMA = pa.schema(
     ]
 )
 
-OK = "ok"
-DOES_NOT_FIT = "does_not_fit"
-ERROR = "error"
 
 
 def list_runs(ws: Workspace) -> pd.DataFrame:

@@ -270,3 +270,21 @@ def _fix_for(table: str) -> str:
 
 def open_workspace(path: str | os.PathLike[str], *, create: bool = False, version: int | None = None) -> Workspace:
     return Workspace(path, create=create, version=version)
+
+
+def is_workspace(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` holds an EMB-S workspace (a manifest), without opening LanceDB."""
+    return (Path(path) / MANIFEST).is_file()
+
+
+def committed_version(path: str | os.PathLike[str]) -> int:
+    """The committed version of the workspace at ``path`` from its manifest alone (one small file read, no
+    LanceDB): what the dashboard keys its caches by. EmbSError when the workspace is gone or unreadable."""
+    manifest = Path(path) / MANIFEST
+    try:
+        return int(json.loads(manifest.read_text())["version"])
+    except FileNotFoundError:
+        raise EmbSError(f"no EMB-S workspace at {path} (it was deleted or moved)",
+                        fix="pick another workspace in the sidebar, or build the demo on Home.") from None
+    except (OSError, ValueError, KeyError) as exc:
+        raise EmbSError(f"the manifest {manifest} is unreadable ({exc})", fix="restore the workspace folder.") from exc

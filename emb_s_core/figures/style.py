@@ -14,24 +14,18 @@ OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "
 SEQUENTIAL = "Viridis"  # perceptually uniform and colour-blind safe, for heatmaps
 FONT = dict(family="Helvetica, Arial, sans-serif", size=14, color="#222222")
 WIDTH, HEIGHT = 900, 520
-NOT_RUN = "not run"
-DOES_NOT_FIT = "does not fit"
-
-METRIC_LABELS = {
-    "R@1": "R@1 (single-source queries)",
-    "MRR": "MRR",
-    "nDCG@10": "nDCG@10",
-    "HN-intrusion": "hard-negative intrusion rate",
-}
 
 
 def metric_label(metric: str) -> str:
-    """Axis title for a metric; SR/FR spell out their meaning so a figure stands alone."""
-    if metric.startswith("SR@"):
-        return f"{metric} (share of gold found in top-{metric[3:]})"
-    if metric.startswith("FR@"):
-        return f"{metric} (all gold in top-{metric[3:]}, multi-source)"
-    return METRIC_LABELS.get(metric, metric)
+    """Axis title for a metric from the catalogue in ``metrics`` (SR/FR spell out their meaning so a figure stands
+    alone); a name the catalogue does not know is shown as it is."""
+    from emb_s_core import metrics
+    from emb_s_core.errors import EmbSError
+
+    try:
+        return metrics.metric(metric).label
+    except EmbSError:
+        return metric
 
 
 def colors(names: Iterable[str]) -> dict[str, str]:
