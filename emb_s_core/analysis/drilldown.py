@@ -45,7 +45,7 @@ def failures(per_query: pd.DataFrame, run: str, rung: str, metric: str, x: str =
     d = d.dropna(subset=[col])
     # a failure is any value short of the best one: below 1 where higher is better, above 0 where lower is
     bad = d[d[col] < 1.0] if m.higher_is_better else d[d[col] > 0.0]
-    return bad.sort_values([col, "qid"], ascending=[not m.higher_is_better, True])
+    return bad.sort_values([col, "qid"], ascending=[m.higher_is_better, True])
 
 
 def _role(doc_id: int, gold: set[int], negs: set[int]) -> str:

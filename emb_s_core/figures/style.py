@@ -14,6 +14,7 @@ OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "
 SEQUENTIAL = "Viridis"  # perceptually uniform and colour-blind safe, for heatmaps
 FONT = dict(family="Helvetica, Arial, sans-serif", size=14, color="#222222")
 WIDTH, HEIGHT = 900, 520
+TITLE_PAD = 16  # pixels between the image's left edge and the title / caption line
 
 
 def metric_label(metric: str) -> str:
@@ -56,7 +57,8 @@ def apply(fig: go.Figure, title: str, caption_text: str = "", *, height: int | N
           width: int | None = None) -> go.Figure:
     """Title, fonts, white background, and the caption line as the subtitle (never overlapping tick labels)."""
     fig.update_layout(
-        title=dict(text=title, x=0.0, xanchor="left", font=dict(size=18),
+        # left-anchored with padding: an exported file's title keeps clear of the image edge
+        title=dict(text=title, x=0.0, xanchor="left", pad=dict(l=TITLE_PAD), font=dict(size=18),
                    subtitle=dict(text=caption_text, font=dict(size=12, color="#555555"))),
         font=FONT,
         template="simple_white",
