@@ -112,7 +112,7 @@ def add_bank(ws: Workspace, bank: Bank, *, fmt: str, path: str | Path, sha256: s
             "answer_aliases": [q.answer_aliases for q in bank.queries],
             "ref_ids": [[i + offset for i in q.ref_ids] for q in bank.queries],
             "hard_negative_ids": [[i + offset for i in q.hard_negative_ids] for q in bank.queries],
-            "domain": [q.domain or _majority([domain_of[i + offset] for i in q.ref_ids]) for q in bank.queries],
+            "domain": [q.domain or majority_domain([domain_of[i + offset] for i in q.ref_ids]) for q in bank.queries],
             "task_type": [q.task_type or ("multi-source" if len(q.ref_ids) > 1 else "single-source")
                           for q in bank.queries],
             "source": [q.source or bank.source for q in bank.queries],
@@ -155,7 +155,9 @@ def import_path(ws: Workspace | str | Path, fmt: str, path: str | Path, *, sourc
     return add_bank(ws, bank, fmt=fmt, path=path, sha256=sha256_of(path), progress=progress)
 
 
-def _majority(values: list[str]) -> str:
+def majority_domain(values: list[str]) -> str:
+    """The most common domain of a query's gold documents (ties: the first in sorted order); the unknown domain for
+    none. How a query without a domain gets one, on import and after relabeling."""
     return pd.Series(values).mode().iloc[0] if values else UNKNOWN_DOMAIN
 
 

@@ -150,7 +150,7 @@ def by_llm(ws: Workspace, gateway, descriptions: dict[str, str], prompt_version:
 
 def query_domains(queries: pd.DataFrame, doc_domain: pd.Series) -> pd.Series:
     """Each query's domain: the majority of its gold documents' domains (ties: alphabetical first)."""
-    return pd.Series([bank._majority([doc_domain[int(i)] for i in refs]) for refs in queries["ref_ids"]],
+    return pd.Series([bank.majority_domain([doc_domain[int(i)] for i in refs]) for refs in queries["ref_ids"]],
                      index=queries.index, name="domain")
 
 

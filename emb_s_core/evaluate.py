@@ -34,8 +34,7 @@ def default_name(spec: str, k: int = DEFAULT_K, chunk_size: int | None = None) -
 
 def _checked_retriever(spec: str, options: dict[str, Any]) -> retrievers.Retriever:
     r = retrievers.get(spec, **options)
-    if hasattr(r, "check"):
-        r.check()  # load models now: a missing one fails before anything is written
+    r.check()  # load models now: a missing one fails before anything is written
     return r
 
 
@@ -57,8 +56,7 @@ def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT
         raise EmbSError(f"k={k} is larger than rung {small[0].name}'s {small[0].n_documents} documents",
                         fix=f"pass --k {min(r.n_documents for r in small)} or less, or leave out the smallest rungs "
                             "with --rungs.")
-    if hasattr(retriever, "check"):
-        retriever.check()  # load models now: a missing one fails before anything is written
+    retriever.check()  # load models now: a missing one fails before anything is written
     name = name or default_name(spec, k, options.get("chunk_size"))
     config = {"spec": spec, "retriever": retriever.config(), "k": k,
               "ladder": {r.name: r.membership_hash for r in lad.rungs}}

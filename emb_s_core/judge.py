@@ -106,7 +106,7 @@ def judge(ws: Workspace, qa_run: str, judge: str = REFERENCE, gateway: llm.Gatew
 
     Resumable: finished (rung, qid, repeat) cells are skipped; error cells are retried.
     """
-    todo = _todo(ws, qa_run, judge, repeats, rungs, limit)
+    todo = pending(ws, qa_run, judge, repeats, rungs, limit)
     name = judge_name(judge)
     if judge != REFERENCE:
         if gateway is None:
@@ -141,8 +141,9 @@ def judge(ws: Workspace, qa_run: str, judge: str = REFERENCE, gateway: llm.Gatew
     return name
 
 
-def _todo(ws: Workspace, qa_run: str, judge: str, repeats: int, rungs: list[str] | None,
-          limit: int | None) -> pd.DataFrame:
+def pending(ws: Workspace, qa_run: str, judge: str, repeats: int, rungs: list[str] | None,
+            limit: int | None) -> pd.DataFrame:
+    """The (answer, repeat) cells ``judge`` has still to score: what a run would send (the CLI's estimate uses it)."""
     if repeats < 1:
         raise EmbSError(f"--repeats must be ≥ 1, got {repeats}", fix="pass --repeats 1 or more.")
     if qa.get_qa_run(ws, qa_run) is None:

@@ -123,7 +123,7 @@ def cmd_qa(args: argparse.Namespace) -> int:
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
-    from emb_s_core import judge
+    from emb_s_core import judge, protocol
     from emb_s_core.protocol import parse_list
     from emb_s_core.store import Workspace
 
@@ -132,8 +132,8 @@ def cmd_judge(args: argparse.Namespace) -> int:
     gw = None
     if args.judge != judge.REFERENCE:
         gw = gateway_from_args(args, ws, args.judge)
-        todo = judge._todo(ws, args.qa_run, args.judge, args.repeats, rungs, args.limit)
-        prompt = judge.protocol.load_prompt("judge")
+        todo = judge.pending(ws, args.qa_run, args.judge, args.repeats, rungs, args.limit)
+        prompt = protocol.load_prompt("judge")
         batch = [judge.judge_messages(prompt, q, t, a) for q, t, a in
                  zip(todo["question"], todo["true_answer"], todo["answer"])]
         _show_estimate(gw.estimate(batch, salts=[int(r) or None for r in todo["repeat"]]))
