@@ -131,7 +131,7 @@ def test_overview_url_round_trip(app_env):
 
 
 def test_overview_without_runs(tmp_path, monkeypatch):
-    from dashboard_factory import make_bank
+    from testkit.dashboard_factory import make_bank
     from emb_s_core import bank, ladder
 
     src = make_bank(tmp_path / "bank", n_queries=6, n_docs=40)
@@ -244,7 +244,7 @@ def use_ws(tmp_path_factory):
     pytest.importorskip("emb_s_core.diagnose", reason="the LLM part is not on this branch yet")
     from emb_s_core import judge, llm, qa
     from tests.unit.test_qa_judge import oracle_run, reader
-    from tests.use_bank import make_workspace, scripted
+    from testkit.use_bank import make_workspace, scripted
 
     ws = make_workspace(tmp_path_factory.mktemp("use"))
     oracle_run(ws)

@@ -10,7 +10,7 @@ import pytest
 
 from emb_s_core import bank, ladder
 from emb_s_core.store import Workspace
-from tests.conftest import write_jsonl
+from testkit import write_jsonl
 
 _SYL = ["zor", "mi", "kel", "os", "pel", "dru", "vas", "tor", "ul", "bri", "ash", "cor", "el", "fy", "gar", "hes"]
 LANDS = [f"{a.capitalize()}{b}land" for a in _SYL for b in ("a", "o", "u", "e", "i", "y")][:96]
