@@ -148,10 +148,10 @@ if not ga or not ob:
 kind = "hard negative" if o_id in negs else "other document"
 st.markdown(f"**Gold doc {g_id} vs the {kind} {o_id} that outranked it** (words not shared are highlighted)")
 left_marked, right_marked = drilldown.word_diff(ga["text"], ob["text"])
-l, r = st.columns(2)
-with l:
+left, right = st.columns(2)
+with left:
     st.caption(f"gold · doc {g_id} · {ga['source']} / {ga['domain']}")
     st.markdown(f"<div class='emb-doc'>{drilldown.diff_html(left_marked)}</div>", unsafe_allow_html=True)
-with r:
+with right:
     st.caption(f"{kind} · doc {o_id} · {ob['source']} / {ob['domain']}")
     st.markdown(f"<div class='emb-doc'>{drilldown.diff_html(right_marked)}</div>", unsafe_allow_html=True)

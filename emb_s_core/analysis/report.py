@@ -93,7 +93,8 @@ def _per_query(ws: Workspace, runs: Sequence[str] | None) -> pd.DataFrame:
     if pq.empty:
         what = "no results" if runs is None else f"no results for run(s) {', '.join(runs)}"
         raise EmbSError(f"{what} in the workspace", where=str(ws.path),
-                        fix="evaluate a retriever first (`emb-s eval`) or import a run file (`emb-s runs import`).")
+                        fix="evaluate a retriever first (`emb-s eval --workspace DIR --retriever bm25`) or import a run "
+                            "file (`emb-s runs import --workspace DIR --name NAME FILE`).")
     return pq
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from emb_s_core.cli.common import (DEFAULT_MODEL, add_model_options, add_workspace, gateway_from_args,
+from emb_s_core.cli.common import (add_model_options, add_workspace, gateway_from_args,
                                    print_json, print_progress, print_table)
 
 

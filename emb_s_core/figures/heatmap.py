@@ -48,7 +48,10 @@ def heatmap(agg: pd.DataFrame, states: pd.DataFrame, metric: str, runs: list[str
             tr.append(label)
             cr.append([n, _fmt(lo), _fmt(hi), state])
             br.append(1.0 if math.isnan(value) else float("nan"))
-        z.append(zr); text.append(tr); custom.append(cr); blank.append(br)
+        z.append(zr)
+        text.append(tr)
+        custom.append(cr)
+        blank.append(br)
     shown = [[t if not math.isnan(val) else "" for t, val in zip(tr, zr)] for tr, zr in zip(text, z)]
     fig = go.Figure()
     fig.add_trace(go.Heatmap(  # grey cells under the ones without a value, labelled with their state

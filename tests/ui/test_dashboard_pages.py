@@ -2,7 +2,6 @@
 there, and the view state survives the URL round trip."""
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
@@ -52,15 +51,11 @@ def test_home_on_a_fresh_machine_builds_the_demo(monkeypatch, tmp_path):
     monkeypatch.setenv("EMB_S_DEMO_RETRIEVERS", "bm25")  # the full demo (dense models) takes minutes
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=240).run()
     assert not at.exception, [e.message for e in at.exception]
-    if importlib.util.find_spec("emb_s_core.evaluate") is None:
-        assert "cannot be built" in at.warning[0].value and "emb-s import" in at.warning[0].value
-        assert not (tmp_path / "data" / "demo").exists()
-    else:
-        assert (tmp_path / "data" / "demo" / "workspace.json").is_file()
-        at.run()  # the build ends with st.rerun(); the next run shows the new workspace (or why it is unfinished)
-        assert not at.exception
-        labels = {m.label: m.value for m in at.metric}
-        assert int(labels["Rungs"]) >= 3 and int(labels["Documents"]) > 0
+    assert (tmp_path / "data" / "demo" / "workspace.json").is_file()
+    at.run()  # the build ends with st.rerun(); the next run shows the new workspace (or why it is unfinished)
+    assert not at.exception
+    labels = {m.label: m.value for m in at.metric}
+    assert int(labels["Rungs"]) >= 3 and int(labels["Documents"]) > 0
 
 
 def test_deleted_workspace_is_a_message_not_a_traceback(app_env, tmp_path):
@@ -215,10 +210,16 @@ def test_app_navigation_discovers_pages(app_env):
     at.run()
     assert not at.exception
     assert at.title[0].value == "EMB-S Diagnostics"  # Home is the default page
+    from ui import navigation
+
+    listed = [p.title for p in navigation.pages()]
+    assert listed[0] == "Home" and {"Access vs Use", "Bank audit", "Overview", "Ladder"} <= set(listed)
+    links = [el.proto.label for el in at.get("page_link")]
+    assert links == listed[1:]  # Home lists every other page, in navigation order
+    assert all(p.summary and not p.summary.endswith(".") for p in navigation.pages())
 
 
 def test_compare_live_query(app_env):
-    pytest.importorskip("emb_s_core.evaluate", reason="the retrieval part (live_query) is not on this branch yet")
     at = run_page("4_Compare.py", {"ws": str(app_env), "live": "what about his12 w3?", "specs": "bm25"})
     assert_clean(at)
     frames = [d.value for d in at.dataframe if "rank" in d.value.columns and "title" in d.value.columns]
