@@ -198,6 +198,8 @@ def test_ladder_page(app_env):
     at = run_page("5_Ladder.py", {"ws": str(app_env), "run": "overlap"})
     assert_clean(at)
     assert len(at.dataframe[0].value) == 12
+    kept = next(d.value for d in at.dataframe if "base_needed" in d.value.columns)
+    assert kept["queries"].sum() == 30 and kept["dropped"].sum() == 0 and not at.warning  # every query kept
     specs = plotly_specs(at)
     assert len(specs) == 2
     names = [t["name"] for t in specs[1]["data"]]

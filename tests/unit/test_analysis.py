@@ -252,3 +252,24 @@ def test_find_queries_exact_id_first():
                        "answer": ["a", "b", "Q1 answer"]})
     assert drilldown.find_queries(qs, "q1")["qid"].tolist() == ["q1", "q10", "x"]
     assert drilldown.find_queries(qs, "  ").empty and drilldown.find_queries(qs, "nothing").empty
+
+
+# ------------------------------------------------------------------------------------------- kept queries
+def test_kept_summary_names_the_base_that_keeps_every_query(tmp_path):
+    from emb_s_core.analysis import kept
+
+    bank.import_path(tmp_path / "ws", "native", make_bank(tmp_path / "bank", n_docs=120, n_queries=30))
+    w = Workspace(tmp_path / "ws")
+    small = ladder.build(w, ladder.LadderOptions(base="4K", domain_sizes=("4K",), shared_size="16K", reserve=256))
+    summary = kept.table(w, small)
+    assert summary["queries"].sum() == 30 and (summary["kept"] + summary["dropped"] == summary["queries"]).all()
+    assert summary["dropped"].sum() == (~small.kept["kept"].astype(bool)).sum() > 0
+    note = kept.dropped_note(summary, "4K")
+    need = max(summary["base_needed"], key=lambda s: int(s[:-1]))
+    assert note and f"--base {need}" in note and f"{summary['dropped'].sum()} of 30 queries" in note
+    assert "emb-s domains label --workspace DIR" in note
+    big = ladder.build(w, ladder.LadderOptions(base=need, domain_sizes=("4K",), shared_size="2M", reserve=256))
+    again = kept.table(w, big)
+    assert again["dropped"].sum() == 0 and kept.dropped_note(again, need) is None
+    assert any("below the" in m for m in big.messages)  # the 4K domain size is left out
+    assert kept.base_needed(1000, 24, 1024) == 1024 and kept.base_needed(1001, 24, 1024) == 2048
