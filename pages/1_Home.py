@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from emb_s_core import demo
+from emb_s_core.analysis import kept, run_state
 from ui import data, navigation, state, widgets
 
 st.title("EMB-S Diagnostics")
@@ -59,7 +60,10 @@ st.subheader(f"Workspace `{widgets.bank_name(path)}`")
 c = st.columns(6)
 c[0].metric("Documents", f"{info['documents']:,}")
 c[1].metric("Tokens", f"{info['tokens']:,}", help=f"counted with {info['encoding']}")
-c[2].metric("Queries", f"{info['queries']:,}")
+n_eval = kept.n_evaluated(lad)
+c[2].metric("Queries", f"{n_eval if n_eval is not None else info['queries']:,}",
+            help=(f"{n_eval:,} of the bank's {info['queries']:,} queries are evaluated: the ladder keeps those whose "
+                  "gold fits the base rung (see Ladder)") if n_eval is not None else "no ladder yet")
 c[3].metric("Single / multi-source", f"{info['single_source_queries']:,} / {info['multi_source_queries']:,}")
 c[4].metric("Rungs", f"{len(lad.rungs) if lad else 0}")
 c[5].metric("Runs", f"{len(runs)}")
@@ -82,7 +86,12 @@ if runs.empty:
     st.info("This workspace has no runs yet: evaluate a retriever with "
             "`emb-s eval --workspace DIR --retriever bm25`, then reload.")
 else:
-    st.dataframe(runs[["run", "kind", "system", "created_at"]], hide_index=True, width="stretch")
+    states = data.run_states(path, v)
+    st.dataframe(run_state.annotate(runs, states), hide_index=True, width="stretch")
+    unfinished = run_state.not_complete(states)
+    if len(unfinished):
+        st.caption("Not complete: " + "; ".join(f"{r.run} ({r.label})" for r in unfinished.itertuples())
+                   + ". Rerunning the same command resumes a run.")
 if lad is None:
     st.warning("No ladder yet: build it with `emb-s ladder build --workspace DIR`.")
 else:

@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from emb_s_core import evaluate, metrics
-from emb_s_core.analysis import report
+from emb_s_core.analysis import report, run_state
 from emb_s_core.errors import EmbSError
 from emb_s_core.figures import compare, style
 from ui import data, state, widgets
@@ -32,7 +32,11 @@ with tab_runs:
             run_b = state.selectbox("Run B", others, "b", default=others[0])
         pq = data.filtered(path, v, domains, tasks, sources)
         common, only = report.ranked_rungs(pq, run_a, run_b, data.columns_in_order(lad, pq, "rung"))
-        if not common:
+        empty = run_state.empty_runs(data.run_states(path, v), [run_a, run_b])
+        if empty:
+            st.warning(f"{' and '.join(empty)} {'has' if len(empty) == 1 else 'have'} no results yet (the run is "
+                       "registered but empty): evaluate it first, or pick another run.")
+        elif not common:
             st.warning(f"{run_a} and {run_b} share no rung with rankings under the current filters.")
         else:
             if only:

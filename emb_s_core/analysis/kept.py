@@ -63,3 +63,13 @@ def dropped_note(summary: pd.DataFrame, base: str) -> str | None:
             f"domain(s) {domains} do not all fit the {base} base rung. To keep them, label the bank into broad "
             "domains so each domain's gold fits its own base rung (`emb-s domains label --workspace DIR`), or "
             f"rebuild with a larger base rung (`emb-s ladder build --workspace DIR --base {need}`).")
+
+
+def n_evaluated(lad: Ladder | None) -> int | None:
+    """How many queries the built ladder evaluates (its kept ones); None without a ladder."""
+    if lad is None:
+        return None
+    kept = lad.kept
+    if "ladder" in kept:
+        kept = kept[kept["ladder"].isna() | (kept["ladder"] == BUILT)]
+    return int(kept["kept"].astype(bool).sum())

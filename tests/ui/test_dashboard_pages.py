@@ -41,6 +41,9 @@ def test_home_shows_bank_summary(app_env):
     assert labels["Rungs"] == "12"
     assert int(labels["Queries"]) == 30
     assert len(at.dataframe) >= 3
+    run_table = next(d.value for d in at.dataframe if "state" in d.value.columns).set_index("run")["state"]
+    assert run_table["overlap"] == "complete" and run_table["partial"].startswith("partial: ")
+    assert any("partial (partial: " in c.value for c in at.caption)
 
 
 def test_home_on_a_fresh_machine_builds_the_demo(monkeypatch, tmp_path):
@@ -272,3 +275,16 @@ def test_access_vs_use_page(use_ws, monkeypatch, tmp_path):
     assert at.dataframe[1].value["qid"].tolist() == ["g01"]  # the one use failure the reader was told to make
     at.slider(key="url_tu").set_value(0).run()  # every answer now counts as good: no use failure left
     assert at.query_params["tu"] == "0" and "0 (rung, query) cells" in at.caption[-1].value
+
+
+def test_compare_names_an_empty_run(app_env, tmp_path):
+    import shutil
+
+    from emb_s_core import runs
+
+    shutil.copytree(app_env, tmp_path / "ws")
+    runs.create_run(Workspace(tmp_path / "ws"), "fresh", "retriever", "bm25", {"k": 100})  # registered, no results
+    at = run_page("4_Compare.py", {"ws": str(tmp_path / "ws"), "a": "overlap", "b": "fresh"})
+    assert not at.exception
+    assert any("fresh has no results yet" in w.value for w in at.warning)
+    assert not any("under the current filters" in w.value for w in at.warning)

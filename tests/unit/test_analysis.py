@@ -273,3 +273,29 @@ def test_kept_summary_names_the_base_that_keeps_every_query(tmp_path):
     assert again["dropped"].sum() == 0 and kept.dropped_note(again, need) is None
     assert any("below the" in m for m in big.messages)  # the 4K domain size is left out
     assert kept.base_needed(1000, 24, 1024) == 1024 and kept.base_needed(1001, 24, 1024) == 2048
+
+
+# ------------------------------------------------------------------------------------------- run state
+def test_run_states_complete_partial_empty(ws, tmp_path):
+    from emb_s_core.analysis import run_state
+
+    lad = ladder.load(ws)
+    stored = runs.load_results(ws)
+    table = run_state.states(stored, lad, ["oracle", "llm", "partial", "never"]).set_index("run")
+    expected = sum(len(r.qids) for r in lad.rungs)
+    assert table.loc["oracle", "state"] == schema.RUN_COMPLETE and table.loc["oracle", "cells"] == expected
+    assert table.loc["llm", "state"] == schema.RUN_COMPLETE  # does-not-fit cells were attempted: they count
+    part = table.loc["partial"]
+    assert part["state"] == schema.RUN_PARTIAL and part["cells"] == len(lad.rungs[0].qids) and part["rungs"] == 1
+    assert part["label"] == f"partial: {len(lad.rungs[0].qids):,} of {expected:,} cells, 1 of {len(lad.rungs)} rungs"
+    assert table.loc["never", "state"] == schema.RUN_EMPTY and table.loc["never", "cells"] == 0
+    assert run_state.empty_runs(table.reset_index(), ["oracle", "never"]) == ["never"]
+    assert set(run_state.not_complete(table.reset_index())["run"]) == {"partial", "never"}
+    # rows outside the ladder (a rung since removed) do not make a run complete
+    extra = pd.concat([stored[stored["run"] == "partial"].assign(rung="gone")], ignore_index=True)
+    assert run_state.states(extra, lad, ["partial"])["state"].tolist() == [schema.RUN_EMPTY]
+    # the workspace entry reads the registered runs
+    whole = run_state.for_workspace(ws).set_index("run")["state"]
+    assert whole.to_dict() == {"oracle": "complete", "worst": "complete", "llm": "complete", "partial": "partial"}
+    annotated = run_state.annotate(runs.list_runs(ws), run_state.for_workspace(ws))
+    assert list(annotated.columns) == ["run", "kind", "system", "created_at", "state"]
