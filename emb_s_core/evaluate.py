@@ -16,6 +16,7 @@ import pandas as pd
 
 from emb_s_core import bank, ladder as ladder_mod, runs, retrievers
 from emb_s_core.errors import EmbSError
+from emb_s_core.progress import counted
 from emb_s_core.store import Workspace
 
 Progress = Callable[[str, float], None]
@@ -56,7 +57,11 @@ def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT
         raise EmbSError(f"k={k} is larger than rung {small[0].name}'s {small[0].n_documents} documents",
                         fix=f"pass --k {min(r.n_documents for r in small)} or less, or leave out the smallest rungs "
                             "with --rungs.")
+    if progress:
+        progress(f"loading {spec}", 0.0)  # a model load can take tens of seconds on a busy machine: say so at once
     retriever.check()  # load models now: a missing one fails before anything is written
+    if progress:
+        progress(f"loading {spec}", 1.0)
     name = name or default_name(spec, k, options.get("chunk_size"))
     config = {"spec": spec, "retriever": retriever.config(), "k": k,
               "ladder": {r.name: r.membership_hash for r in lad.rungs}}
@@ -76,11 +81,14 @@ def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT
             if (r.name, qid) not in done:
                 need[qid] = need.get(qid, ()) + (r.name,)
     total = sum(len(v) for v in need.values())
+    stage = counted("ranking", total, "(rung, query) pairs")
     if not total:
         if progress:
-            progress("ranking", 1.0)
+            progress(stage, 1.0)
         return name
     retriever.prepare(ws, np.unique(np.concatenate([r.doc_ids for r in selected])), progress)
+    if progress:
+        progress(stage, 0.0)
     texts = bank.queries(ws).set_index("qid")["text"]
     members = {r.name: r.doc_ids for r in selected}
     groups: dict[tuple[str, ...], list[str]] = {}
@@ -97,7 +105,7 @@ def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT
             runs.save_results(ws, name, rows)
             finished += len(rows)
             if progress:
-                progress("ranking", finished / total)
+                progress(stage, finished / total)
     return name
 
 

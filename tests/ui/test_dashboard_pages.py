@@ -46,19 +46,53 @@ def test_home_shows_bank_summary(app_env):
     assert any("partial (partial: " in c.value for c in at.caption)
 
 
-def test_home_on_a_fresh_machine_builds_the_demo(monkeypatch, tmp_path):
-    """No workspace at all: Home builds the demo (smallest bank) with a progress bar and shows it; where the demo's
-    parts (retrievers) are missing it says what to do instead, without a traceback."""
+def test_home_on_a_fresh_machine_builds_the_demo_in_the_background(monkeypatch, tmp_path):
+    """No workspace at all: Home starts the demo build (smallest bank) as a background job of the server process and
+    returns at once; the job goes on after the page run ends (as it does when the tab is closed), and the next run
+    shows the workspace."""
+    from ui import jobs
+
     monkeypatch.setenv("EMB_S_DATA", str(tmp_path / "data"))
     monkeypatch.setenv("EMB_S_DEMO_TOKENS", str(128 * 1024))
     monkeypatch.setenv("EMB_S_DEMO_RETRIEVERS", "bm25")  # the full demo (dense models) takes minutes
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=240).run()
     assert not at.exception, [e.message for e in at.exception]
+    key = str((tmp_path / "data" / "demo").resolve())
+    job = jobs.get(key)
+    assert job is not None and "in the background" in at.info[0].value
+    job = jobs.wait(key, timeout=240)  # the page run is over; the build is not
+    assert not job.running and job.error is None and job.stage.startswith("evaluating bm25")
     assert (tmp_path / "data" / "demo" / "workspace.json").is_file()
-    at.run()  # the build ends with st.rerun(); the next run shows the new workspace (or why it is unfinished)
+    at.run()
     assert not at.exception
     labels = {m.label: m.value for m in at.metric}
     assert int(labels["Rungs"]) >= 3 and int(labels["Documents"]) > 0
+    assert jobs.get(key) is job  # a finished build is not started again
+
+
+def test_jobs_run_once_per_key_and_keep_errors():
+    import threading
+
+    from emb_s_core.errors import EmbSError
+    from ui import jobs
+
+    gate = threading.Event()
+
+    def slow(progress):
+        progress("waiting", 0.5)
+        gate.wait(10)
+
+    first = jobs.start("test-key", slow)
+    assert jobs.start("test-key", slow) is first and first.running  # running: not started twice
+    gate.set()
+    jobs.wait("test-key", 10)
+    assert not first.running and first.fraction == 0.5 and first.error is None
+
+    def bad(progress):
+        raise EmbSError("no room", fix="free some disk")
+
+    failed = jobs.wait(jobs.start("test-bad", bad).key, 10)
+    assert "no room" in failed.error and failed.finished is not None
 
 
 def test_deleted_workspace_is_a_message_not_a_traceback(app_env, tmp_path):
