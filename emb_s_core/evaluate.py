@@ -115,11 +115,20 @@ _LIVE_LOCK = threading.Lock()
 
 
 def prepared(ws: Workspace, spec: str, **options: Any) -> retrievers.Retriever:
-    """A retriever prepared over the whole bank, cached per (workspace, bank version, spec, options) in-process."""
+    """A retriever prepared over the whole bank from what the workspace has cached, kept per (workspace, bank
+    version, spec, options) in-process. A dense retriever whose document vectors ``eval`` has not cached yet is an
+    EmbSError (embedding a bank takes minutes; it belongs in ``emb-s eval``, not in a page request)."""
     key = (str(ws.path), ws.table_versions().get("documents"), spec, tuple(sorted(options.items())))
     with _LIVE_LOCK:
         if key not in _LIVE:
             r = _checked_retriever(spec, options)
+            missing = r.uncached(ws, None)
+            if missing:
+                total = len(bank.documents(ws, ["doc_id"]))
+                raise EmbSError(f"{spec} has not been evaluated on this workspace yet: {missing:,} of {total:,} "
+                                "documents have no cached vectors",
+                                fix=f"run `emb-s eval --workspace DIR --retriever {spec}` once (it embeds the bank "
+                                    "and caches the vectors); live queries then take milliseconds.")
             r.prepare(ws, None)
             _LIVE[key] = r
         return _LIVE[key]
@@ -136,8 +145,9 @@ def _ladder(ws: Workspace):
 
 
 def live_query(ws: Workspace, spec: str, text: str, rung: str, k: int = 10, **options: Any) -> pd.DataFrame:
-    """Ranking of a typed question on one rung: DataFrame(rank, doc_id, score). The first call prepares (embeds or
-    indexes) the bank; later calls reuse it, so a query takes milliseconds."""
+    """Ranking of a typed question on one rung: DataFrame(rank, doc_id, score). The first call prepares the bank from
+    the workspace's caches (BM25 indexes it; dense reads the vectors ``eval`` stored, never embeds); later calls reuse
+    it, so a query takes milliseconds."""
     if not text or not text.strip():
         raise EmbSError("the question is empty", fix="type a question.")
     r = _ladder(ws).rung(rung)

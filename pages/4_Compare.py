@@ -95,7 +95,8 @@ with tab_live:
                 with col:
                     t0 = time.perf_counter()
                     try:
-                        with st.spinner(f"{spec}: preparing the index once, then milliseconds per query…"):
+                        with st.spinner(f"{spec}: loading the model and the cached index once, then milliseconds "
+                                        "per query…"):
                             ranked = evaluate.live_query(ws, spec, text, rung, k=int(k))
                     except EmbSError as exc:  # one bad spec must not hide the other rankings
                         st.markdown(f"**{spec}**")

@@ -134,6 +134,13 @@ class Dense(Retriever):
         return {"spec": self.spec, **self.model_id, "chunk_size": self.chunk_size, "pooling": "MaxP",
                 "similarity": "cosine"}
 
+    def uncached(self, ws: Workspace, doc_ids: np.ndarray | None = None) -> int:
+        """Documents without vectors in the workspace's embedding cache for this model and chunk size."""
+        _, _, hashes = documents(ws, doc_ids)
+        table = cache_table(self.embedder.key, self.chunk_size)
+        cached = set(ws.read(table, ["content_hash"])["content_hash"].to_pylist()) if ws.has_table(table) else set()
+        return len(set(hashes) - cached)
+
     def prepare(self, ws: Workspace, doc_ids: np.ndarray, progress=None) -> None:
         self.doc_ids, texts, hashes = documents(ws, doc_ids)
         self.vectors, owner, self.embedded = embed_documents(ws, self.embedder, self.chunk_size, hashes, texts,
