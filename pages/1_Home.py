@@ -8,12 +8,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pandas as pd
 import streamlit as st
 
 from emb_s_core import demo
 from emb_s_core import ladder as ladder_mod
-from emb_s_core.analysis import kept, run_state
+from emb_s_core.analysis import bank_summary, kept, run_state
 from ui import data, jobs, navigation, state, widgets
 
 st.title("EMB-S Diagnostics")
@@ -103,15 +102,10 @@ c[5].metric("Runs", f"{len(runs)}")
 left, right = st.columns(2)
 with left:
     st.markdown("**Domains**")
-    dom = pd.DataFrame({"domain": list(info["tokens_per_domain"]),
-                        "tokens": list(info["tokens_per_domain"].values())})
-    dom["queries"] = dom["domain"].map(info["queries_per_domain"]).fillna(0).astype(int)
-    st.dataframe(dom, hide_index=True, width="stretch")
+    st.dataframe(bank_summary.domains(info), hide_index=True, width="stretch")
 with right:
     st.markdown("**Sources**")
-    src = pd.DataFrame(info["sources"]) if info["sources"] else pd.DataFrame(
-        {"source": list(info["documents_per_source"]), "documents": list(info["documents_per_source"].values())})
-    st.dataframe(src.drop(columns=[c for c in ("sha256", "path") if c in src]), hide_index=True, width="stretch")
+    st.dataframe(bank_summary.sources(info), hide_index=True, width="stretch")
 
 st.markdown("**Runs**")
 if runs.empty:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import time
 
-import pandas as pd
 import streamlit as st
 
 from emb_s_core import evaluate, metrics
-from emb_s_core.analysis import report, run_state
+from emb_s_core.analysis import drilldown, report, run_state
 from emb_s_core.errors import EmbSError
 from emb_s_core.figures import compare, style
 from ui import data, state, widgets
@@ -104,6 +103,5 @@ with tab_live:
                         continue
                     ms = (time.perf_counter() - t0) * 1000
                     st.markdown(f"**{spec}** · {ms:.0f} ms")
-                    shown = pd.DataFrame(ranked).merge(meta[["title", "source", "domain"]], left_on="doc_id",
-                                                       right_index=True, how="left")
+                    shown = drilldown.with_documents(ranked, meta)
                     st.dataframe(shown, hide_index=True, width="stretch")

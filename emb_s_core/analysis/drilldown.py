@@ -103,6 +103,17 @@ def top_k(doc_ids, scores, gold: list[int], negatives: list[int], documents: pd.
     })
 
 
+def with_documents(ranked: pd.DataFrame, documents: pd.DataFrame,
+                   columns: tuple[str, ...] = ("title", "source", "domain")) -> pd.DataFrame:
+    """``ranked`` (with a doc_id column) plus the documents' ``columns`` (``documents`` indexed by doc_id); an id
+    not in the bank gets blanks."""
+    meta = documents.reindex(ranked["doc_id"].to_numpy())
+    out = ranked.reset_index(drop=True).copy()
+    for col in columns:
+        out[col] = meta[col].to_numpy() if col in meta else None
+    return out
+
+
 def outranked_pair(doc_ids, gold: list[int], negatives: list[int]) -> tuple[int, int] | None:
     """(gold doc, the document that outranked it): the best-ranked gold document (or the first gold id when none was
     retrieved) and the top-ranked non-gold document above it, preferring a hard negative. None when gold is first."""

@@ -103,7 +103,9 @@ def test_overview_states_and_table_never_turn_missing_into_zero(ws):
     assert st[("oracle", big)] == schema.CELL_OK
     assert st[("llm", big)] == schema.CELL_DOES_NOT_FIT
     assert st[("partial", big)] == schema.CELL_NOT_RUN and st[("partial", lad.names[0])] == schema.CELL_OK
-    assert views.unscored(states) == sorted([schema.CELL_DOES_NOT_FIT, schema.CELL_NOT_RUN])
+    n_missing, kinds = views.unscored(states)
+    assert kinds == sorted([schema.CELL_DOES_NOT_FIT, schema.CELL_NOT_RUN])
+    assert n_missing == int((states["state"] != schema.CELL_OK).sum()) > 0
     table = views.overview_table(agg, states, "SR@10", "rung", names).set_index(["run", "rung"])
     assert len(table) == len(names) * len(cols)
     assert table.loc[("oracle", big), "SR@10"] == 1.0
@@ -299,3 +301,20 @@ def test_run_states_complete_partial_empty(ws, tmp_path):
     assert whole.to_dict() == {"oracle": "complete", "worst": "complete", "llm": "complete", "partial": "partial"}
     annotated = run_state.annotate(runs.list_runs(ws), run_state.for_workspace(ws))
     assert list(annotated.columns) == ["run", "kind", "system", "created_at", "state"]
+
+
+def test_bank_summary_and_document_columns():
+    from emb_s_core.analysis import bank_summary
+
+    info = {"tokens_per_domain": {"law": 900, "math": 100}, "queries_per_domain": {"law": 3},
+            "sources": [{"source": "s", "sha256": "x" * 64, "path": "/tmp/f", "documents": 4}],
+            "documents_per_source": {"s": 4}}
+    assert bank_summary.domains(info).to_dict("records") == [{"domain": "law", "tokens": 900, "queries": 3},
+                                                             {"domain": "math", "tokens": 100, "queries": 0}]
+    assert list(bank_summary.sources(info).columns) == ["source", "documents"]
+    assert bank_summary.sources({**info, "sources": []}).to_dict("records") == [{"source": "s", "documents": 4}]
+    docs = pd.DataFrame({"title": ["a", "b"], "source": ["x", "y"], "domain": ["d", "e"]},
+                        index=pd.Index([5, 9], name="doc_id"))
+    ranked = pd.DataFrame({"rank": [1, 2], "doc_id": [9, 77], "score": [0.9, 0.1]})
+    out = drilldown.with_documents(ranked, docs)
+    assert out["title"].tolist()[0] == "b" and pd.isna(out["title"].iloc[1]) and len(out) == 2
