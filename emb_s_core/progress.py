@@ -20,8 +20,9 @@ def counted(verb: str, n: int, unit: str, detail: str | None = None) -> str:
 
 
 def units(stage: str) -> tuple[int, str] | None:
-    """(total, unit) of a stage made by :func:`counted`; None for a stage without a count ("loading ...")."""
-    m = _COUNTED.match(stage)
+    """(total, unit) of a stage made by :func:`counted`, also when a caller prefixed it ("evaluating bm25: ranking
+    3,000 (rung, query) pairs"); None for a stage without a count ("loading ...")."""
+    m = _COUNTED.match(stage.rsplit(": ", 1)[-1])
     return (int(m.group("n").replace(",", "")), m.group("unit")) if m else None
 
 

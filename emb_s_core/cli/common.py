@@ -88,6 +88,8 @@ class ProgressBars:
 
         bar = self.bars.get(stage)
         if bar is None:
+            for other in self.bars.values():  # stages run one after the other: finish the previous bar
+                other.close()
             counted = units(stage)
             total, unit = counted if counted else (100, "%")
             bar = self.bars[stage] = tqdm(total=total, desc=stage.split(" (")[0], unit=f" {unit}", leave=True,

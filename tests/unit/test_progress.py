@@ -15,6 +15,7 @@ def test_counted_stages_round_trip():
     assert stage == "embedding 4,858 documents (st:all-MiniLM-L6-v2)" and units(stage) == (4858, "documents")
     assert units(counted("ranking", 3000, "(rung, query) pairs")) == (3000, "(rung, query) pairs")
     assert units("loading dense:minilm-l6") is None and units("ranking") is None
+    assert units("evaluating bm25: " + counted("ranking", 12, "(rung, query) pairs")) == (12, "(rung, query) pairs")
 
 
 def test_every_stage_of_an_evaluation_opens_at_zero_and_closes_at_one(tmp_path_factory, tmp_path):
