@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -150,9 +151,18 @@ def import_path(ws: Workspace | str | Path, fmt: str, path: str | Path, *, sourc
 
     path = Path(path)
     bank = read_bank(fmt, path, source, domain)
+    created: Path | None = None
     if not isinstance(ws, Workspace):
-        ws = Workspace(ws, create=True)
-    return add_bank(ws, bank, fmt=fmt, path=path, sha256=sha256_of(path), progress=progress)
+        target = Path(ws).expanduser().absolute()
+        missing = [p for p in (target, *target.parents) if not p.exists()]
+        created = missing[-1] if missing else None  # the topmost folder this import creates
+        ws = Workspace(target, create=True)
+    try:
+        return add_bank(ws, bank, fmt=fmt, path=path, sha256=sha256_of(path), progress=progress)
+    except BaseException:
+        if created is not None and ws.version == 0:  # an import into a new path leaves nothing behind
+            shutil.rmtree(created, ignore_errors=True)
+        raise
 
 
 def majority_domain(values: list[str]) -> str:

@@ -19,7 +19,7 @@ def _add_scope(p: argparse.ArgumentParser) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("localize", help="long-context localization: the model names the relevant DocIDs of a rung")
-    add_workspace(p)
+    add_workspace(p, writes=True)
     add_model_options(p)
     _add_scope(p)
     p.add_argument("-k", type=int, default=10, help="ids asked for and kept (default 10)")
@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_localize, default_max_tokens=64)
 
     p = sub.add_parser("qa", help="generative QA: GLOBAL (whole rung) or retrieve-then-generate (top-K of a run)")
-    add_workspace(p)
+    add_workspace(p, writes=True)
     add_model_options(p)
     _add_scope(p)
     p.add_argument("--setting", choices=("rag", "global"), default="rag")
@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_qa, default_max_tokens=32)
 
     p = sub.add_parser("judge", help="score QA answers 0-5 (reference match offline, or an LLM judge)")
-    add_workspace(p)
+    add_workspace(p, writes=True)
     p.add_argument("--qa-run", required=True)
     add_model_options(p, default="reference", flag="--judge")
     _add_scope(p)
