@@ -16,7 +16,7 @@ if str(HERE) not in sys.path:
 def dash_ws(tmp_path_factory) -> Path:
     """A workspace with a 3-domain bank, a 12-rung ladder and five runs (three overlap weightings, a
     does-not-fit run, a partial run)."""
-    from dashboard_factory import build_workspace
+    from testkit.dashboard_factory import build_workspace
 
     return build_workspace(tmp_path_factory.mktemp("dash"))
 
@@ -42,7 +42,7 @@ def free_port() -> int:
 @pytest.fixture(scope="session")
 def payload_ws(tmp_path_factory) -> tuple[Path, int]:
     """A workspace whose every text field carries Markdown/HTML payloads pointing at 127.0.0.1:PORT; (path, PORT)."""
-    from payload_bank import build_payload_workspace
+    from testkit.payload_bank import build_payload_workspace
 
     port = free_port()
     return build_payload_workspace(tmp_path_factory.mktemp("payload"), port), port

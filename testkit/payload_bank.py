@@ -9,10 +9,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dashboard_factory import make_bank, overlap_runs
-
 from emb_s_core import bank, ladder, runs
 from emb_s_core.store import Workspace
+from testkit.dashboard_factory import make_bank, overlap_runs
 
 
 def payload(port: int, tag: str = "p") -> str:
