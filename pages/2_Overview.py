@@ -1,6 +1,8 @@
 """Overview: one metric as a run × rung heatmap and as degradation curves; click a cell for its failures."""
 from __future__ import annotations
 
+import html
+
 import streamlit as st
 
 from emb_s_core import metrics
@@ -49,13 +51,15 @@ if len(unfinished):
     st.warning("Not complete, so some of their cells are empty: "
                + "; ".join(f"{md(r.run)} ({md(r.label)})" for r in unfinished.itertuples()))
 if missing:
-    st.caption(f"{n_missing} cell(s) have no score: " + ", ".join(md(m) for m in missing) + " — shown in grey, never as zero.")
+    st.caption(f"{n_missing} cell(s) have no score: " + ", ".join(md(m) for m in missing)
+               + " — shown in grey, never as zero.")
 
 points = (event.selection.points if event and getattr(event, "selection", None) else []) or []
 if points:
-    p = points[0]
-    if p.get("y") in chosen and p.get("x") in cols:
-        st.switch_page(DRILL, query_params=state.carried(run=p["y"], rung=p["x"]))
+    p = points[0]  # the figure shows names escaped for plotly (figures.style.text): map them back
+    run_hit, col_hit = html.unescape(str(p.get("y"))), html.unescape(str(p.get("x")))
+    if run_hit in chosen and col_hit in cols:
+        st.switch_page(DRILL, query_params=state.carried(run=run_hit, rung=col_hit))
 
 with st.expander("Open the failures of one cell", expanded=False):
     a, b = st.columns(2)

@@ -17,7 +17,8 @@ from testkit.dashboard_factory import make_bank, overlap_runs
 def payload(port: int, tag: str = "p") -> str:
     base = f"http://127.0.0.1:{port}"
     return (f"`{tag}` ![q]({base}/{tag}-img) [a link]({base}/{tag}-link) <img src=\"{base}/{tag}-tag\"> "
-            f"<script>window.pwned=1</script> **bold{tag}** :red[{tag}] $x^{tag}$ {base}/{tag}-auto <b>b</b>")
+            f"<script>window.pwned=1</script> **bold{tag}** :red[{tag}] $x^{tag}$ {base}/{tag}-auto <b>b</b> "
+            f"<a href=\"{base}/{tag}-html\">h</a> www.example.com/{tag} user@example.com")
 
 
 def build_payload_workspace(folder: Path, port: int) -> Path:

@@ -41,7 +41,7 @@ def curves(agg: pd.DataFrame, states: pd.DataFrame, metric: str, runs: list[str]
         fig.add_trace(go.Scatter(
             x=rungs, y=vals, mode="lines+markers", name=run, legendgroup=run, line=dict(color=color, width=2.5),
             marker=dict(size=8), connectgaps=False, customdata=list(zip(ns, lo, hi)),
-            hovertemplate=(f"{run}<br>rung %{{x}}<br>{metric} = %{{y:.3f}}<br>n = %{{customdata[0]}}"
+            hovertemplate=(f"{style.text(run)}<br>rung %{{x}}<br>{metric} = %{{y:.3f}}<br>n = %{{customdata[0]}}"
                            "<br>95% CI [%{customdata[1]:.3f}, %{customdata[2]:.3f}]<extra></extra>")))
     fig.update_xaxes(title_text="rung (searchable pool size in tokens)", type="category",
                      categoryorder="array", categoryarray=rungs, tickangle=-45)

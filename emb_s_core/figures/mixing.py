@@ -26,7 +26,7 @@ def mixing(dist: pd.DataFrame, run: str, rungs: list[str], *, k: int = 10, capti
         share = [float(counts.get(x, 0)) / n if n else 0.0 for x in xs]
         fig.add_trace(go.Bar(x=xs, y=share, name=f"{rung} (n = {n:,})", marker_color=palette[rung],
                              customdata=[int(counts.get(x, 0)) for x in xs],
-                             hovertemplate=(f"{rung}<br>%{{x}} distinct sources<br>%{{y:.1%}} of queries "
+                             hovertemplate=(f"{style.text(rung)}<br>%{{x}} distinct sources<br>%{{y:.1%}} of queries "
                                             "(%{customdata})<extra></extra>")))
     fig.update_layout(barmode="group")
     fig.update_xaxes(title_text=f"distinct sources in the top-{k} (count)", dtick=1)

@@ -5,6 +5,7 @@ and the same caption line (bank, rung(s), K, n), whoever drew them.
 """
 from __future__ import annotations
 
+import html
 from typing import Iterable
 
 import plotly.graph_objects as go
@@ -53,9 +54,59 @@ def caption(bank: str | None = None, rungs: str | Iterable[str] | None = None, k
     return " · ".join(parts)
 
 
+def text(value: object) -> str:
+    """``value`` as plotly text that shows literally: plotly reads <a href>, <b>, <br>... and entities in every label,
+    so a run or document name carrying them would become a link or markup in the figure; escape ``& < >``."""
+    return html.escape(str(value), quote=False)
+
+
+def _literal(values):
+    """Escape the strings of a trace's x / y / customdata / categoryarray (numbers are left alone)."""
+    if values is None or isinstance(values, (str, bytes)):
+        return text(values) if isinstance(values, str) else values
+    out = []
+    for v in values:
+        if isinstance(v, str):
+            out.append(text(v))
+        elif isinstance(v, (list, tuple)) or (hasattr(v, "tolist") and not isinstance(v, (int, float))):
+            out.append(_literal(list(v)))
+        else:
+            out.append(v)
+    return out
+
+
+def text_only(fig: go.Figure) -> go.Figure:
+    """Make every data string in the figure literal: trace names, categorical x / y, customdata, the axes' category
+    orders and titles, the legend title (hover templates and ``text`` are the builders' own markup; they escape data
+    with :func:`text`)."""
+    for trace in fig.data:
+        if isinstance(getattr(trace, "name", None), str):
+            trace.name = text(trace.name)
+        for attr in ("x", "y", "customdata", "labels"):
+            values = getattr(trace, attr, None) if attr in trace else None
+            if values is not None and any(isinstance(v, str) or isinstance(v, (list, tuple)) for v in values):
+                setattr(trace, attr, _literal(values))
+    for name in fig.layout:
+        if not name.startswith(("xaxis", "yaxis")):
+            continue
+        axis = fig.layout[name]
+        if axis.categoryarray is not None:
+            axis.categoryarray = _literal(axis.categoryarray)
+        if axis.title is not None and isinstance(axis.title.text, str):  # e.g. "Δ SR@10 (run a − run b)"
+            axis.title.text = text(axis.title.text)
+    if fig.layout.legend.title is not None and isinstance(fig.layout.legend.title.text, str):
+        fig.layout.legend.title.text = text(fig.layout.legend.title.text)
+    return fig
+
+
 def apply(fig: go.Figure, title: str, caption_text: str = "", *, height: int | None = None,
           width: int | None = None) -> go.Figure:
-    """Title, fonts, white background, and the caption line as the subtitle (never overlapping tick labels)."""
+    """Title, fonts, white background, and the caption line as the subtitle (never overlapping tick labels).
+
+    Title and caption are plain text (names from the data are escaped here), and so is every data string in the
+    traces (:func:`text_only`)."""
+    text_only(fig)
+    title, caption_text = text(title), text(caption_text)
     fig.update_layout(
         # left-anchored with padding: an exported file's title keeps clear of the image edge
         title=dict(text=title, x=0.0, xanchor="left", pad=dict(l=TITLE_PAD), font=dict(size=18),
