@@ -50,4 +50,22 @@ def build_payload_workspace(folder: Path, port: int) -> Path:
     runs.create_run(ws, evil, "retriever", f"system {payload(port, 'sys')}", {"copy_of": "overlap"})
     base = runs.load_results(ws, runs=["overlap"])
     runs.save_results(ws, evil, base[["rung", "qid", "doc_ids", "scores"]])
+    _llm_results(ws, port)
     return ws_dir
+
+
+def _llm_results(ws: Workspace, port: int) -> None:
+    """Collision verdicts and a judged QA run whose replies (rationale, answer) and model names carry payloads, so
+    Bank audit and Access vs use have data to show (litellm's mock_response: no network)."""
+    from emb_s_core import collide, judge, llm, qa
+
+    first = sorted(bank.queries(ws)["qid"])[:2]
+    verdict = llm.Gateway.for_workspace(ws, "gpt-4o-mini", max_tokens=64, params={
+        "mock_response": f"Label: Hard Negative\nRationale: {payload(port, 'why')}"})
+    collide.run(ws, verdict, embedder="dense:minilm-l3", k=2, qids=first)  # the smallest offline embedder
+    reader = llm.Gateway.for_workspace(ws, "gpt-4o-mini", max_tokens=64,
+                                       params={"mock_response": payload(port, "ans")})
+    rung = ladder.load(ws).names[-1]
+    name = qa.answer(ws, reader, setting=qa.RAG, context_run="overlap", k=2, rungs=[rung], limit=4,
+                     name=f"qa {payload(port, 'qa')}")
+    judge.judge(ws, name)

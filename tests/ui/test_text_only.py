@@ -86,8 +86,15 @@ def test_payload_bank_renders_as_text_on_every_page(payload_env, page):
     ws, evil_run, qid, rung = payload_env
     base = {"ws": ws, "run": evil_run, "rung": rung, "q": qid, "a": evil_run, "b": "overlap", "x": "rung",
             "metric": "R@1"}
-    n = assert_text_only(run_page(page, base), page)
+    # (Bank audit reads q= as its search box: leave it out there, so the verdicts of the first queries show)
+    at = run_page(page, base if page != "7_Bank_audit.py" else {k: v for k, v in base.items() if k != "q"})
+    n = assert_text_only(at, page)
     assert n > 3
+    if page == "7_Bank_audit.py":  # the payload's verdicts and rationales are there, as text
+        assert "Queries tested" in [m.label for m in at.metric]
+        assert any("Rationale: " in t.value and "<script>" in t.value for t in at.text)
+    if page == "6_Access_vs_Use.py":  # a judged QA run whose answers carry the payload
+        assert at.get("plotly_chart") and len(at.dataframe) >= 1
     if page == "3_Query_drilldown.py":  # search mode: the URL's find= is reflected in the page, and every document
         at = run_page(page, {**base, "by": "search", "find": f"{qid[:5]}![x](http://127.0.0.1:1/f)`"})
         assert_text_only(at, "drilldown search")
