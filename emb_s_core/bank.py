@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +37,13 @@ SOURCES_SCHEMA = pa.schema(
 )
 
 
+DOC_SETS_SCHEMA = pa.schema(
+    [pa.field("source", pa.string()), pa.field("set", pa.string()), pa.field("set_order", pa.int32()),
+     pa.field("doc_id", pa.int64())]
+)
+QUERY_EXTRA_SCHEMA = pa.schema([pa.field("qid", pa.string()), pa.field("extra", pa.string())])
+
+
 @dataclass
 class ImportReport:
     source: str
@@ -43,6 +52,7 @@ class ImportReport:
     already_imported: bool = False
     skipped: dict[str, int] = dataclasses.field(default_factory=dict)
     notes: list[str] = dataclasses.field(default_factory=list)
+    details: dict = dataclasses.field(default_factory=dict)
 
 
 def encoding_of(ws: Workspace) -> str:
@@ -135,11 +145,52 @@ def add_bank(ws: Workspace, bank: Bank, *, fmt: str, path: str | Path, sha256: s
         ws.write("documents", doc_table, schema=DOCUMENT_SCHEMA)
         ws.write("queries", query_table, schema=QUERY_SCHEMA)
         ws.write("sources", source_row, schema=SOURCES_SCHEMA)
-    return ImportReport(bank.source, len(docs), len(bank.queries), skipped=dict(bank.skipped), notes=list(bank.notes))
+        _write_source_extras(ws, bank, offset)
+    return ImportReport(bank.source, len(docs), len(bank.queries), skipped=dict(bank.skipped), notes=list(bank.notes),
+                        details=dict(bank.details))
+
+
+def _write_source_extras(ws: Workspace, bank: Bank, offset: int) -> None:
+    """What some sources carry beyond documents and queries: named document sets (a release's scales), per-query
+    extra keys, and the importer's summary (setting ``source:<name>``)."""
+    if bank.doc_sets:
+        sets = [(name, np.unique(np.asarray(ids, np.int64)) + offset) for name, ids in bank.doc_sets.items()]
+        ws.write("doc_sets", pa.table(
+            {"source": np.full(sum(len(i) for _, i in sets), bank.source, dtype=object),
+             "set": np.concatenate([np.full(len(i), n, dtype=object) for n, i in sets]),
+             "set_order": np.concatenate([np.full(len(i), k, dtype=np.int32) for k, (_, i) in enumerate(sets)]),
+             "doc_id": np.concatenate([i for _, i in sets])}, schema=DOC_SETS_SCHEMA), schema=DOC_SETS_SCHEMA)
+    extras = [(q.qid, json.dumps(q.extra, ensure_ascii=False, default=str)) for q in bank.queries if q.extra]
+    if extras:
+        ws.write("query_extra", pa.table({"qid": [q for q, _ in extras], "extra": [e for _, e in extras]},
+                                         schema=QUERY_EXTRA_SCHEMA), schema=QUERY_EXTRA_SCHEMA)
+    if bank.details:
+        ws.set_setting(f"source:{bank.source}", bank.details)
+
+
+def doc_sets(ws: Workspace, source: str | None = None) -> pd.DataFrame:
+    """The named document sets sources defined (source, set, set_order, doc_id); empty when there are none."""
+    if not ws.has_table("doc_sets"):
+        return pd.DataFrame(columns=DOC_SETS_SCHEMA.names)
+    frame = ws.read_pandas("doc_sets")
+    return frame[frame["source"] == source] if source is not None else frame
+
+
+def query_extra(ws: Workspace) -> dict[str, dict]:
+    """qid -> the source keys the importer kept (empty for sources without any)."""
+    if not ws.has_table("query_extra"):
+        return {}
+    frame = ws.read_pandas("query_extra")
+    return {q: json.loads(e) for q, e in zip(frame["qid"], frame["extra"])}
+
+
+def source_details(ws: Workspace) -> dict[str, dict]:
+    """source name -> the importer's summary (scales, splits, references matched ...), for sources that give one."""
+    return {k.partition(":")[2]: v for k, v in ws.settings.items() if k.startswith("source:")}
 
 
 def import_path(ws: Workspace | str | Path, fmt: str, path: str | Path, *, source: str | None = None,
-                domain: str | None = None, progress: bool = False) -> ImportReport:
+                domain: str | None = None, progress: bool = False, split: str | None = None) -> ImportReport:
     """Read ``path`` in format ``fmt`` and add it to the workspace; the one entry point for CLI and UI.
 
     The file is read and validated before the workspace is opened (or created), so a bad file leaves no trace.
@@ -148,10 +199,13 @@ def import_path(ws: Workspace | str | Path, fmt: str, path: str | Path, *, sourc
     from emb_s_core.sources._io import sha256_of
 
     path = Path(path)
-    bank = read_bank(fmt, path, source, domain)
+    bank = read_bank(fmt, path, source, domain, split=split)
     if not isinstance(ws, Workspace):
         ws = Workspace(ws, create=True)
-    return add_bank(ws, bank, fmt=fmt, path=path, sha256=sha256_of(path), progress=progress)
+    digest = sha256_of(path)
+    if split:  # another split of the same files is another import
+        digest = hashlib.sha256(f"{digest}:split={split}".encode()).hexdigest()
+    return add_bank(ws, bank, fmt=fmt, path=path, sha256=digest, progress=progress)
 
 
 def _majority(values: list[str]) -> str:
@@ -193,6 +247,7 @@ def info(ws: Workspace) -> dict:
     docs = documents(ws, ["doc_id", "domain", "source", "n_tokens"])
     qs = queries(ws)
     srcs = ws.read_pandas("sources") if ws.has_table("sources") else pd.DataFrame(columns=SOURCES_SCHEMA.names)
+    details = source_details(ws)
     return {
         "workspace": str(ws.path),
         "version": ws.version,
@@ -210,7 +265,8 @@ def info(ws: Workspace) -> dict:
         "queries_per_domain": {k: int(v) for k, v in qs.groupby("domain").size().items()},
         "sources": [
             {"source": r.source, "format": r.format, "path": r.path, "sha256": r.sha256,
-             "documents": int(r.n_documents), "queries": int(r.n_queries), "skipped": r.skipped}
+             "documents": int(r.n_documents), "queries": int(r.n_queries), "skipped": r.skipped,
+             **({"details": details[r.source]} if r.source in details else {})}
             for r in srcs.itertuples()
         ],
     }

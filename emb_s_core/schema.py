@@ -66,6 +66,7 @@ class Query:
     task_type: str | None = None
     source: str | None = None
     answer_aliases: list[str] = field(default_factory=list)
+    extra: dict = field(default_factory=dict)  # source keys the importer does not know, kept as JSON
 
     @property
     def multi_source(self) -> bool:
@@ -88,6 +89,8 @@ class Bank:
 
     ``locations`` maps a document id or qid to where it was read (``file line N``) for error messages.
     ``renumber`` is True when the ids are local (0..n-1 in file order) and the workspace assigns the final ones.
+    ``doc_sets`` names document sets the source itself defines (an EMB-S release's scales: name -> local doc ids),
+    stored in the table ``doc_sets``; ``details`` is the importer's summary, stored in the setting ``source:<name>``.
     ``encoding`` names the tokenizer of the documents' ``n_tokens`` when the importer already counted them (the demo
     generator must, to hit its size), so the workspace does not count them again.
     """
@@ -101,6 +104,8 @@ class Bank:
     doc_locations: dict[int, str] = field(default_factory=dict)
     query_locations: dict[str, str] = field(default_factory=dict)
     encoding: str | None = None
+    doc_sets: dict = field(default_factory=dict)  # name -> local doc ids in order (a release's scales)
+    details: dict = field(default_factory=dict)  # what the importer found (scales, splits, keys), for `emb-s info`
 
     def skip(self, reason: str, n: int = 1) -> None:
         """Count ``n`` rows left out for ``reason``; the counts are stored with the import and printed by the CLI."""

@@ -30,18 +30,26 @@ def reader(fmt: str) -> Callable[..., Bank]:
     return importlib.import_module(f"emb_s_core.sources.{FORMATS[fmt]}").read
 
 
-def read_bank(fmt: str, path: str | Path, source: str | None = None, domain: str | None = None) -> Bank:
+#: formats whose reader takes a ``split`` (which query file of the release to read)
+SPLIT_FORMATS = ("emb-s-release",)
+
+
+def read_bank(fmt: str, path: str | Path, source: str | None = None, domain: str | None = None,
+              split: str | None = None) -> Bank:
     """Read and validate one source; raises EmbSError naming the file and line of the first problem.
 
     ``domain`` is set on every document and query that has none: most public datasets carry no domain, and the
-    ladder builds its 64K/128K/256K rungs per domain.
+    ladder builds its 64K/128K/256K rungs per domain. ``split`` chooses an EMB-S release's query file.
     """
     if domain is not None and not domain.strip():
         raise EmbSError("--domain is empty", fix="pass a domain name, e.g. --domain wikipedia, or leave it out.")
     path = Path(path)
     if not path.exists():
         raise EmbSError(f"path not found: {path}", fix="check the path you passed to import.")
-    bank = reader(fmt)(path, source or fmt)
+    if split is not None and fmt not in SPLIT_FORMATS:
+        raise EmbSError(f"--split applies to --format {' / '.join(SPLIT_FORMATS)} only, not {fmt!r}",
+                        fix="leave --split out for this format.")
+    bank = reader(fmt)(path, source or fmt, **({"split": split} if split is not None else {}))
     if domain:
         for record in (*bank.documents, *bank.queries):
             record.domain = record.domain or domain.strip()
