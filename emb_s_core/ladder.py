@@ -331,6 +331,12 @@ def _rung(name: str, kind: str, domain: str | None, size: int | None, budget: in
                 composition)
 
 
+def make_rung(name: str, kind: str, domain: str | None, size: int | None, budget: int | None, ids: np.ndarray,
+              qids: list[str], docs: pd.DataFrame, qs: pd.DataFrame) -> Rung:
+    """A rung with its composition statistics, for ladder kinds made outside :func:`build` (official, benign)."""
+    return _rung(name, kind, domain, size, budget, ids, qids, docs, qs)
+
+
 def bank_state(ws: Workspace) -> dict:
     """What a ladder is built from: the workspace version and the committed versions of the bank's tables.
 
@@ -470,3 +476,10 @@ def load(ws: Workspace, allow_stale: bool = False, kind: str | tuple[str, ...] |
     kept = kept[kept["ladder"].isin(wanted)].reset_index(drop=True)
     messages = [m for k in wanted for m in ws.settings.get(setting_key(k), {}).get("messages", [])]
     return Ladder(rungs, kept, settings, messages)
+
+
+def load_all(ws: Workspace, allow_stale: bool = False) -> Ladder | None:
+    """Every ladder kind the workspace holds, one after the other (None when it holds none): what tables, figures and
+    pages show, so a release's official rungs appear beside (or instead of) the built ones."""
+    held = kinds(ws)
+    return load(ws, allow_stale=allow_stale, kind=tuple(held)) if held else None

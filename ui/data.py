@@ -69,7 +69,7 @@ def info(path: str, v: int) -> dict:
 @st.cache_resource(max_entries=ENTRIES, show_spinner=False)
 def get_ladder(path: str, v: int) -> ladder.Ladder | None:
     ws = _ws(path, v)
-    return ladder.load(ws) if ladder.exists(ws) else None
+    return ladder.load_all(ws)
 
 
 @st.cache_resource(max_entries=ENTRIES, show_spinner=False)

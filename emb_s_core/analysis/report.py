@@ -64,7 +64,8 @@ def _in_ladder_order(ws: Workspace, df: pd.DataFrame, keys: list[str]) -> pd.Dat
     """Sort by run (as stored), then rung in ladder order, keeping the metric order within a cell."""
     from emb_s_core import ladder
 
-    order = {name: i for i, name in enumerate(ladder.load(ws).names)} if ladder.exists(ws) else {}
+    lad = ladder.load_all(ws)
+    order = {name: i for i, name in enumerate(lad.names)} if lad is not None else {}
     df = df.copy()
     df["_rung"] = df["rung"].map(lambda r: order.get(r, len(order)))
     sort = [k if k != "rung" else "_rung" for k in keys if k != "run"]

@@ -104,7 +104,9 @@ def figure(ws: Workspace, kind: str, metric: str = "SR@10", *, run_names: list[s
     """The Overview heatmap / curves, or the Ladder page's source-mixing figure, for ``ws`` (CLI entry point)."""
     from emb_s_core.figures import curves, heatmap, mixing, style
 
-    lad = ladder.load(ws)
+    lad = ladder.load_all(ws)
+    if lad is None:
+        raise EmbSError(f"the workspace {ws.path} has no ladder", fix="build it first: `emb-s ladder build`.")
     all_runs = runs.list_runs(ws)["run"].tolist()
     if not all_runs:
         raise EmbSError(f"the workspace {ws.path} has no runs", fix="evaluate a retriever first (`emb-s evaluate`).")

@@ -19,6 +19,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--chunk", type=int, default=None,
                    help="dense: chunk size in model tokens (MaxP); default the model's max length")
     p.add_argument("--api-base", default=None, help="dense:litellm: endpoint URL (or EMB_S_EMBEDDING_API_BASE)")
+    p.add_argument("--ladder", choices=["built", "official", "benign", "both"], default=None,
+                   help="which ladder to evaluate on (default: built when the workspace has one, else official; "
+                        "both = built and its benign twin)")
     p.set_defaults(func=cmd_eval)
 
 
@@ -45,11 +48,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
     rungs = [r.strip() for r in args.rungs.split(",") if r.strip()] if args.rungs else None
     try:
         name = evaluate.evaluate(ws, args.retriever, name=args.name, k=args.k, rungs=rungs, progress=progress,
-                                 batch_size=args.batch, **options)
+                                 batch_size=args.batch, ladder=args.ladder, **options)
     finally:
         for bar in bars.values():
             bar.close()
     ws.refresh()
     n = len(runs.load_results(ws, runs=[name]))
     print(f"run {name!r}: {n:,} (rung, query) results in {ws.path}")
+    clamped = runs.get_run(ws, name)["config"].get("k_per_rung", {})
+    for rung, depth in clamped.items():
+        print(f"  rung {rung} holds fewer than k={args.k} documents: ranked whole (k={depth})")
     return 0
