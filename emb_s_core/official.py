@@ -54,7 +54,7 @@ def build(ws: Workspace, source: str | None = None, encoding: str | None = None,
     encoding = encoding or bank.encoding_of(ws)
     sets = bank.doc_sets(ws, source).sort_values(["set_order", "doc_id"])
     docs = bank.documents(ws, ["doc_id", "domain", "source"])
-    tok = bank.token_counts(ws, encoding, progress=progress)
+    tok = ladder.serialized_tokens(ws, encoding, progress=progress)  # as a model is shown them, like built rungs
     docs["n_tokens"] = tok.loc[docs["doc_id"]].to_numpy()
     qs = bank.queries(ws)
     qs = qs[qs["source"] == source]

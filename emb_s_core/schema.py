@@ -39,6 +39,10 @@ QUERY_SCHEMA = pa.schema(
 )
 
 UNKNOWN_DOMAIN = "general"
+#: where a hard negative comes from: a dataset's distractor (not verified as a near-miss), a collision-test verdict,
+#: or a generator that wrote it as one (the demo bank)
+DATASET, COLLISION, SYNTHETIC = "dataset", "collision", "synthetic"
+HN_PROVENANCES = (DATASET, COLLISION, SYNTHETIC)
 
 
 @dataclass
@@ -78,6 +82,16 @@ def render_document(title: str | None, text: str) -> str:
     return f"{title}\n{text}" if isinstance(title, str) and title else text
 
 
+#: the header line before each document a model is shown (paper §A.3), and what separates two documents
+DOC_HEADER = "[DocID={doc_id}]"
+DOC_SEPARATOR = "\n\n"
+
+
+def serialized_document(doc_id: int, title: str | None, text: str) -> str:
+    """One document as localization and GLOBAL QA show it: the ``[DocID=<id>]`` line, then title and body."""
+    return f"{DOC_HEADER.format(doc_id=int(doc_id))}\n{render_document(title, text)}"
+
+
 def content_hash(title: str | None, text: str) -> str:
     """Key of every per-document cache (tokens, embeddings): changes iff the rendered text changes."""
     return hashlib.sha256(render_document(title, text).encode("utf-8")).hexdigest()[:32]
@@ -105,6 +119,7 @@ class Bank:
     query_locations: dict[str, str] = field(default_factory=dict)
     encoding: str | None = None
     doc_sets: dict = field(default_factory=dict)  # name -> local doc ids in order (a release's scales)
+    hard_negative_provenance: str = "dataset"  # where this source's hard negatives come from (HN_PROVENANCES)
     details: dict = field(default_factory=dict)  # what the importer found (scales, splits, keys), for `emb-s info`
 
     def skip(self, reason: str, n: int = 1) -> None:

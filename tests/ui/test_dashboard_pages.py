@@ -203,10 +203,14 @@ def test_ladder_page(app_env):
     at = run_page("5_Ladder.py", {"ws": str(app_env), "run": "overlap"})
     assert_clean(at)
     assert len(at.dataframe[0].value) == 12
+    assert "hn_coverage" in at.dataframe[0].value.columns
+    coverage = at.dataframe[1].value  # the first rung's per-query hard-negative coverage
+    assert list(coverage.columns) == ["qid", "hard_negatives", "present", "coverage"] and len(coverage)
+    assert ((coverage["coverage"] >= 0) & (coverage["coverage"] <= 1)).all()
     specs = plotly_specs(at)
     assert len(specs) == 2
     names = [t["name"] for t in specs[1]["data"]]
-    assert names[0].startswith("8K") and names[1].startswith("full")
+    assert names[0].startswith("shared") and names[1].startswith("full")  # 3 domains: not "8 × base"
 
 
 def test_app_navigation_discovers_pages(app_env):
