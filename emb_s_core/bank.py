@@ -18,7 +18,8 @@ import pyarrow as pa
 
 from emb_s_core import tokens
 from emb_s_core.errors import EmbSError
-from emb_s_core.schema import DOCUMENT_SCHEMA, QUERY_SCHEMA, UNKNOWN_DOMAIN, Bank, content_hash, render_document
+from emb_s_core.schema import (DATASET, DOCUMENT_SCHEMA, HN_PROVENANCES, QUERY_SCHEMA, UNKNOWN_DOMAIN, Bank,
+                               content_hash, render_document)
 from emb_s_core.store import Workspace
 
 SOURCES_SCHEMA = pa.schema(
@@ -42,6 +43,10 @@ DOC_SETS_SCHEMA = pa.schema(
      pa.field("doc_id", pa.int64())]
 )
 QUERY_EXTRA_SCHEMA = pa.schema([pa.field("qid", pa.string()), pa.field("extra", pa.string())])
+HN_PROVENANCE_SCHEMA = pa.schema(
+    [pa.field("qid", pa.string()), pa.field("doc_id", pa.int64()), pa.field("provenance", pa.string())]
+)
+HN_PROVENANCE_TABLE = "hard_negative_provenance"
 
 
 @dataclass
@@ -166,6 +171,50 @@ def _write_source_extras(ws: Workspace, bank: Bank, offset: int) -> None:
                                          schema=QUERY_EXTRA_SCHEMA), schema=QUERY_EXTRA_SCHEMA)
     if bank.details:
         ws.set_setting(f"source:{bank.source}", bank.details)
+    pairs = [(q.qid, int(d) + offset) for q in bank.queries for d in q.hard_negative_ids]
+    if pairs:
+        record_provenance(ws, pairs, bank.hard_negative_provenance)
+
+
+def record_provenance(ws: Workspace, pairs: list[tuple[str, int]], provenance: str) -> None:
+    """Record where hard negatives (qid, doc_id) came from (inside the caller's transaction)."""
+    if provenance not in HN_PROVENANCES:
+        raise AssertionError(f"unknown hard-negative provenance {provenance!r}")  # a bug, never a user error
+    ws.write(HN_PROVENANCE_TABLE, pa.table({"qid": [q for q, _ in pairs], "doc_id": [d for _, d in pairs],
+                                            "provenance": [provenance] * len(pairs)}, schema=HN_PROVENANCE_SCHEMA),
+             schema=HN_PROVENANCE_SCHEMA)
+
+
+def hard_negatives(ws: Workspace, queries: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per (qid, hard negative) of the bank with its provenance; one not recorded (a workspace from before
+    provenance was kept) reads as ``dataset``, and the latest record of a pair wins (collision after import)."""
+    qs = queries if queries is not None else ws.read_pandas("queries", ["qid", "hard_negative_ids"])
+    lengths = qs["hard_negative_ids"].map(len).to_numpy()
+    frame = pd.DataFrame({"qid": np.repeat(qs["qid"].to_numpy(), lengths),
+                          "doc_id": np.concatenate([np.asarray(x, np.int64) for x in qs["hard_negative_ids"]]
+                                                   or [np.empty(0, np.int64)])})
+    if ws.has_table(HN_PROVENANCE_TABLE):
+        rec = ws.read_pandas(HN_PROVENANCE_TABLE).drop_duplicates(["qid", "doc_id"], keep="last")
+        frame = frame.merge(rec, on=["qid", "doc_id"], how="left")
+    else:
+        frame["provenance"] = None
+    frame["provenance"] = frame["provenance"].fillna(DATASET)
+    return frame
+
+
+def with_hard_negatives_of(ws: Workspace, queries: pd.DataFrame, provenances: list[str] | tuple[str, ...]
+                           ) -> pd.DataFrame:
+    """``queries`` with only the hard negatives of the given provenances (for HN-intrusion by provenance)."""
+    unknown = [p for p in provenances if p not in HN_PROVENANCES]
+    if unknown:
+        raise EmbSError(f"unknown hard-negative provenance {unknown[0]!r}",
+                        fix=f"use some of: {', '.join(HN_PROVENANCES)}.")
+    hn = hard_negatives(ws, queries)
+    hn = hn[hn["provenance"].isin(list(provenances))]
+    keep = hn.groupby("qid")["doc_id"].apply(list)
+    out = queries.copy()
+    out["hard_negative_ids"] = [keep.get(q, []) for q in out["qid"]]
+    return out
 
 
 def doc_sets(ws: Workspace, source: str | None = None) -> pd.DataFrame:

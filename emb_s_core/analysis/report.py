@@ -18,12 +18,14 @@ REPORT_COLUMNS = ["run", "rung", "metric", "value", "n", "ci_low", "ci_high"]
 
 def rows(ws: Workspace, runs: Sequence[str] | None = None, metric_names: Sequence[str] | None = None,
          by: Sequence[str] = (), n_boot: int = 1000, seed: int = 0,
-         per_query_df: pd.DataFrame | None = None) -> pd.DataFrame:
+         per_query_df: pd.DataFrame | None = None, hn_provenance: Sequence[str] | None = None) -> pd.DataFrame:
     """One row per (run, rung, [*by], metric): value, n, ci_low, ci_high, then the status counts.
 
-    ``by`` adds breakdown columns (domain, task_type, source, multi_source) after the rung.
+    ``by`` adds breakdown columns (domain, task_type, source, multi_source) after the rung. ``hn_provenance`` counts
+    only hard negatives of those provenances (``collision``-verified, ``dataset`` distractors, ``synthetic``) in
+    HN-intrusion and the hard-negative ranks.
     """
-    pq = per_query_df if per_query_df is not None else _per_query(ws, runs)
+    pq = per_query_df if per_query_df is not None else _per_query(ws, runs, hn_provenance)
     keys = ["run", "rung", *[b for b in by if b not in ("run", "rung")]]
     agg = metrics.aggregate(pq, by=keys, metrics=metric_names, n_boot=n_boot, seed=seed)
     return _in_ladder_order(ws, agg, keys)
@@ -51,8 +53,17 @@ def compare(ws: Workspace, run_a: str, run_b: str, metric: str = "SR@10", rungs:
     return _in_ladder_order(ws, pd.DataFrame(tests), ["rung"])
 
 
-def _per_query(ws: Workspace, runs: Sequence[str] | None) -> pd.DataFrame:
-    pq = metrics.workspace_per_query(ws, list(runs) if runs is not None else None)
+def _per_query(ws: Workspace, runs: Sequence[str] | None, hn_provenance: Sequence[str] | None = None
+               ) -> pd.DataFrame:
+    if hn_provenance is None:
+        pq = metrics.workspace_per_query(ws, list(runs) if runs is not None else None)
+    else:
+        from emb_s_core import bank
+        from emb_s_core import runs as runs_mod
+
+        results = runs_mod.load_results(ws, runs=list(runs) if runs is not None else None)
+        qs = bank.with_hard_negatives_of(ws, bank.queries(ws), list(hn_provenance))
+        pq = metrics.per_query(results, qs) if len(results) else pd.DataFrame()
     if pq.empty:
         what = "no results" if runs is None else f"no results for run(s) {', '.join(runs)}"
         raise EmbSError(f"{what} in the workspace", where=str(ws.path),

@@ -128,3 +128,18 @@ def test_report_on_workspace_without_results(tmp_path, capsys):
     bank.import_path(root / "ws", "native", make_bank(root / "bank", n_docs=20, n_queries=2))
     assert main(["report", "-w", str(root / "ws")]) == 2
     assert "no results in the workspace" in capsys.readouterr().err
+
+
+def test_hn_intrusion_by_provenance(ws, capsys):
+    """Dataset distractors and collision-verified hard negatives are reported apart."""
+    hn = bank.hard_negatives(ws)
+    assert len(hn) and set(hn["provenance"]) == {"dataset"}  # native import: the dataset's own lists
+    every = report.rows(ws, runs=["shuffle"], metric_names=["HN-intrusion"], n_boot=0)
+    same = report.rows(ws, runs=["shuffle"], metric_names=["HN-intrusion"], n_boot=0, hn_provenance=["dataset"])
+    none = report.rows(ws, runs=["shuffle"], metric_names=["HN-intrusion"], n_boot=0, hn_provenance=["collision"])
+    assert every["value"].tolist() == same["value"].tolist()
+    assert every["n"].sum() > 0 and none["n"].sum() == 0  # no collision-verified hard negative: nothing to intrude
+    with pytest.raises(EmbSError, match="unknown hard-negative provenance 'guessed'"):
+        report.rows(ws, metric_names=["HN-intrusion"], n_boot=0, hn_provenance=["guessed"])
+    assert main(["report", "-w", str(ws.path), "--metrics", "HN-intrusion", "--hn-provenance", "collision",
+                 "--n-boot", "0", "--format", "csv"]) == 0
