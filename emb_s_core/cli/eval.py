@@ -11,14 +11,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_workspace(p)
     p.add_argument("--retriever", "-r", required=True, metavar="SPEC",
                    help="bm25, bm25-reference, dense:minilm-l6, dense:minilm-l3, dense:<folder>, "
-                        "dense:litellm/<model>, hybrid:<a>+<b>, rerank:<model>:<base>")
+                        "dense:litellm/<model>, hybrid:<a>+<b>, rerank:<model>:<base>, rerank:litellm/<model>:<base>")
     p.add_argument("--name", help="run name (default: the spec, plus @chunkN / @kN when not default)")
     p.add_argument("--k", type=int, default=100, help="documents kept per query and rung (default 100)")
     p.add_argument("--rungs", help="comma-separated rung names (default: all)")
     p.add_argument("--batch", type=int, default=64, help="queries per batch; each batch is saved atomically")
     p.add_argument("--chunk", type=int, default=None,
                    help="dense: chunk size in model tokens (MaxP); default the model's max length")
-    p.add_argument("--api-base", default=None, help="dense:litellm: endpoint URL (or EMB_S_EMBEDDING_API_BASE)")
+    p.add_argument("--api-base", default=None,
+                   help="dense:litellm / rerank:litellm: endpoint URL (or EMB_S_EMBEDDING_API_BASE / "
+                        "EMB_S_RERANK_API_BASE)")
     p.add_argument("--ladder", choices=["built", "official", "benign", "both"], default=None,
                    help="which ladder to evaluate on (default: built when the workspace has one, else official; "
                         "both = built and its benign twin)")
