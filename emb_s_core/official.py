@@ -78,8 +78,8 @@ def build(ws: Workspace, source: str | None = None, encoding: str | None = None,
                                 qs)
         rung.order = i
         if size is not None and rung.n_tokens > size:
-            messages.append(f"{name} holds {rung.n_tokens:,} tokens in {encoding}, more than its label "
-                            f"({size:,}); kept as published")
+            messages.append(f"{name} holds {rung.n_tokens:,} tokens in {encoding} as serialized for a model "
+                            f"(more than its label, {size:,}); kept as published")
         rungs.append(rung)
     kept_rows = [{"qid": q, "domain": d, "kept": q not in reasons, "reason": reasons.get(q, "")}
                  for q, d in zip(qs["qid"], qs["domain"])]
