@@ -75,13 +75,16 @@ paper = st.toggle("Paper table (Table 3: R@1 / SR@10 / FR@10 per scale, rerankin
 state.put(paper="1" if paper else None)
 if paper:
     st.subheader("Paper table")
-    available = paper_table.available_scales(data.per_query(path, v))
+    pq_all = data.per_query(path, v)
+    kinds = paper_table.ladders_in(pq_all)
+    kind = state.selectbox("Ladder", kinds, "paper_ladder", default=paper_table.default_ladder(pq_all))
+    available = paper_table.available_scales(pq_all, kind)
     scales = state.multiselect("Scales", available, "scales", default=paper_table.default_scales(available))
     if not scales:
         st.info("Pick at least one scale.")
         st.stop()
     with widgets.guard():
-        pt = data.paper_table(path, v, tuple(scales), tuple(chosen))
+        pt = data.paper_table(path, v, tuple(scales), tuple(chosen), kind)
     st.caption("Values in %; n per cell in the table below it (R@1: single-source queries, FR@10: multi-source). "
                "Unfiltered: the sidebar filters do not apply to the paper table.")
     cells = paper_table.flat(pt)

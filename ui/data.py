@@ -120,10 +120,10 @@ def per_query(path: str, v: int) -> pd.DataFrame:
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def paper_table(path: str, v: int, scales: tuple[str, ...], run_names: tuple[str, ...]):
+def paper_table(path: str, v: int, scales: tuple[str, ...], run_names: tuple[str, ...], kind: str):
     from emb_s_core.analysis import paper_table as pt
 
-    return pt.build(_ws(path, v), scales, runs=list(run_names), per_query_df=per_query(path, v))
+    return pt.build(_ws(path, v), scales, runs=list(run_names), per_query_df=per_query(path, v), kind=kind)
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)

@@ -41,9 +41,25 @@ def column_of(rung: str) -> str:
     return scale_of(ladder.plain_name(rung))
 
 
-def available_scales(per_query_df: pd.DataFrame) -> list[str]:
-    """The scale columns the stored results can fill, in first-seen order (for the dashboard's choice)."""
-    return list(dict.fromkeys(per_query_df["rung"].map(column_of))) if len(per_query_df) else []
+def ladders_in(per_query_df: pd.DataFrame) -> list[str]:
+    """The ladder kinds the stored results cover, in LADDER_KINDS order."""
+    present = set(per_query_df["rung"].map(ladder.kind_of)) if len(per_query_df) else set()
+    return [k for k in ladder.LADDER_KINDS if k in present]
+
+
+def default_ladder(per_query_df: pd.DataFrame) -> str:
+    """The built ladder when results cover it, else the first kind they cover (a release's official ladder)."""
+    held = ladders_in(per_query_df)
+    return held[0] if held else ladder.BUILT
+
+
+def available_scales(per_query_df: pd.DataFrame, kind: str | None = None) -> list[str]:
+    """The scale columns the stored results of ladder ``kind`` can fill, in first-seen order."""
+    if not len(per_query_df):
+        return []
+    kind = kind or default_ladder(per_query_df)
+    rungs = per_query_df["rung"][per_query_df["rung"].map(ladder.kind_of) == kind]
+    return list(dict.fromkeys(rungs.map(column_of)))
 
 
 def default_scales(available: Sequence[str]) -> list[str]:
@@ -53,7 +69,9 @@ def default_scales(available: Sequence[str]) -> list[str]:
 
 
 def build(ws: Workspace, scales: Sequence[str] = DEFAULT_SCALES, runs: Sequence[str] | None = None,
-          per_query_df: pd.DataFrame | None = None) -> PaperTable:
+          per_query_df: pd.DataFrame | None = None, kind: str | None = None) -> PaperTable:
+    """The table over the results on ladder ``kind`` (default :func:`default_ladder`): a run evaluated on several
+    kinds contributes one kind's rungs only, so official and built rungs of one size never pool."""
     scales = [s.strip() for s in scales if s.strip()]
     if not scales:
         raise EmbSError("no scale given for the paper table", fix="pass e.g. --rungs 64K,512K,30M,326M.")
@@ -65,12 +83,18 @@ def build(ws: Workspace, scales: Sequence[str] = DEFAULT_SCALES, runs: Sequence[
     if not chosen:
         raise EmbSError(f"the workspace {ws.path} has no runs", fix="evaluate a retriever first (`emb-s eval`).")
     pq = per_query_df if per_query_df is not None else metrics.workspace_per_query(ws, chosen)
-    pq = pq[pq["run"].isin(chosen)].assign(column=lambda d: d["rung"].map(column_of)) if len(pq) else pq
+    kind = kind or default_ladder(pq)
+    if kind not in ladder.LADDER_KINDS:
+        raise EmbSError(f"unknown ladder {kind!r}", fix=f"use one of: {', '.join(ladder.LADDER_KINDS)}.")
+    if len(pq):
+        pq = pq[pq["run"].isin(chosen) & (pq["rung"].map(ladder.kind_of) == kind)]
+        pq = pq.assign(column=pq["rung"].map(column_of))
     present = set(pq["column"]) if len(pq) else set()
     missing = [s for s in scales if s not in present]
     if len(missing) == len(scales):
-        raise EmbSError(f"no results at any of the scales {', '.join(scales)}",
-                        fix=f"choose --rungs from: {', '.join(sorted(present)) or '(no results yet)'}.")
+        raise EmbSError(f"no results on the {kind} ladder at any of the scales {', '.join(scales)}",
+                        fix=f"choose --rungs from: {', '.join(sorted(present)) or '(no results on it)'}, or another "
+                            "--ladder.")
     pq = pq[pq["column"].isin(scales)]
     agg = metrics.aggregate(pq, by=("run", "column"), metrics=list(METRICS), n_boot=0)
     rows = _row_order(listed[listed["run"].isin(chosen)])

@@ -27,6 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "n per cell (markdown, csv or latex)")
     r.add_argument("--rungs", default=None, metavar="SCALES",
                    help="--paper-table: comma-separated scales (default 64K,512K,30M,326M; domain rungs pooled)")
+    r.add_argument("--ladder", choices=["built", "official", "benign"], default=None,
+                   help="--paper-table: which ladder's rungs (default: built when results cover it, else official)")
     r.set_defaults(func=cmd_report)
     c = sub.add_parser("compare", help="paired test of two runs on every rung both have")
     add_workspace(c)
@@ -76,7 +78,7 @@ def cmd_paper_table(args: argparse.Namespace) -> int:
         raise EmbSError(f"the paper table is written as markdown, csv or latex, not {fmt}",
                         fix="pass --format markdown, csv or latex.")
     table = paper_table.build(_open(args.workspace), _split(args.rungs) or paper_table.DEFAULT_SCALES,
-                              runs=_split(args.runs))
+                              runs=_split(args.runs), kind=args.ladder)
     text = paper_table.render(table, fmt)
     if args.out:
         path = Path(args.out)

@@ -39,10 +39,11 @@ def ws(tmp_path_factory):
 
 
 def test_rows_columns_and_values_match_the_report(ws):
-    pt = paper_table.build(ws, ["8K", "shared", "full"])
+    pt = paper_table.build(ws, ["8K", "24K", "full"])
     assert pt.rows["run"].tolist() == ["bm25", "bm25+ce", "dense"]  # the rerank run under its base
     assert pt.rows["label"].tolist() == ["bm25", "  + bm25+ce", "dense"] and pt.rows["base"].tolist()[1] == "bm25"
-    assert list(pt.values.columns) == [(s, m) for s in ("8K", "shared", "full") for m in paper_table.METRICS]
+    assert list(pt.values.columns) == [(s, m) for s in ("8K", "24K", "full") for m in paper_table.METRICS]
+    assert pt.n.loc["bm25", ("24K", "SR@10")] == pt.n.loc["bm25", ("8K", "SR@10")] > 0  # 24K: the shared rung
     pq = metrics.workspace_per_query(ws)
     pooled = pq[pq["rung"].str.startswith("8K/")]  # the 8K domain rungs pooled into one column
     agg = metrics.aggregate(pooled, by=("run",), metrics=["R@1", "SR@10", "FR@10"], n_boot=0).set_index(
@@ -75,7 +76,28 @@ def test_cli_and_bad_requests(ws, capsys, tmp_path):
     assert main(["report", "--paper-table", "--rungs", "8K", "-w", str(ws.path), "--out", str(out)]) == 0
     assert out.read_text().startswith(r"\begin{tabular}{lrrr}")
     assert main(["report", "--paper-table", "-w", str(ws.path)]) == 2  # 64K/512K/30M/326M: none here
-    assert "no results at any of the scales 64K, 512K, 30M, 326M" in capsys.readouterr().err
+    assert "no results on the built ladder at any of the scales 64K, 512K, 30M, 326M" in capsys.readouterr().err
     with pytest.raises(EmbSError, match="no run named 'nope'"):
         paper_table.build(ws, ["8K"], runs=["nope"])
     assert main(["report", "--paper-table", "--format", "json", "-w", str(ws.path)]) == 2
+
+
+def test_a_run_on_two_ladders_fills_one_ladder_at_a_time(ws):
+    """Official and built rungs of one size never pool: the table reads one ladder kind."""
+    lad = ladder.load(ws)
+    rung = lad.rung("24K")
+    official = ladder.Ladder([ladder.make_rung("official:8K", "scale", None, 8192, None, rung.doc_ids, rung.qids,
+                                               _docs(ws), bank.queries(ws))], lad.kept, {}, [])
+    ladder.store(ws, official, ladder.bank_state(ws), kind=ladder.OFFICIAL)
+    runs.save_results(ws, "dense", [{"rung": "official:8K", "qid": q, "doc_ids": list(bank.queries(ws).set_index(
+        "qid").loc[q, "ref_ids"])} for q in rung.qids])
+    built = paper_table.build(ws, ["8K"], runs=["dense"])
+    on_official = paper_table.build(ws, ["8K"], runs=["dense"], kind="official")
+    assert built.values.loc["dense", ("8K", "SR@10")] < 100.0  # the built 8K/<d> rungs only
+    assert on_official.values.loc["dense", ("8K", "SR@10")] == 100.0
+    assert on_official.n.loc["dense", ("8K", "SR@10")] == len(rung.qids)
+
+
+def _docs(ws):
+    docs = bank.documents(ws, ["doc_id", "domain", "source"])
+    return docs.assign(n_tokens=ladder.serialized_tokens(ws).loc[docs["doc_id"]].to_numpy())
