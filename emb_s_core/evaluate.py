@@ -60,8 +60,7 @@ def k_per_rung(rungs: list[ladder_mod.Rung], k: int) -> dict[str, int]:
 
 def _checked_retriever(spec: str, options: dict[str, Any]) -> retrievers.Retriever:
     r = retrievers.get(spec, **options)
-    if hasattr(r, "check"):
-        r.check()  # load models now: a missing one fails before anything is written
+    r.check()  # load models now: a missing one fails before anything is written
     return r
 
 
@@ -83,14 +82,23 @@ def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT
     if k < 1:
         raise EmbSError(f"k must be at least 1 (got {k})", fix="pass --k 1 or more.")
     ks = k_per_rung(selected, k)
-    if hasattr(retriever, "check"):
-        retriever.check()  # load models now: a missing one fails before anything is written
+    retriever.check()  # load models now: a missing one fails before anything is written
     name = name or default_name(spec, k, options.get("chunk_size"), kinds)
     config = {"spec": spec, "retriever": retriever.config(), "k": k,
               "ladder": {r.name: r.membership_hash for r in lad.rungs}}
     clamped = {n: v for n, v in k_per_rung(lad.rungs, k).items() if v < k}
     if clamped:  # only then, so runs made before clamping existed keep their identity
         config["k_per_rung"] = clamped
+    with ws.writer():  # one writer per workspace: a second eval of this run waits here, then resumes it
+        return _run(ws, retriever, name, config, kinds, selected, ks, progress, batch_size)
+
+
+def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, config: dict[str, Any], kinds: tuple[str, ...],
+         selected: list, ks: dict[str, int], progress: Progress | None, batch_size: int) -> str:
+    """The run itself, under the writer lock: what is finished is read after the lock is held."""
+    if {r.name: r.membership_hash for r in ladder_mod.load(ws, kind=kinds).rungs} != config["ladder"]:
+        raise EmbSError("the ladder was rebuilt while this eval waited for the writer lock",
+                        fix="run the eval again: it will use the new ladder.")
     existing = runs.get_run(ws, name)
     if existing is not None:
         old = existing["config"].get("ladder", {})
@@ -98,7 +106,7 @@ def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT
             raise EmbSError(f"run {name!r} was made on another ladder (the ladder was rebuilt since; membership "
                             "hashes differ)",
                             fix=f"pass a new --name, or delete the old run first (`emb-s runs delete {name}`).")
-    runs.create_run(ws, name, "retriever", spec, config)
+    runs.create_run(ws, name, "retriever", config["spec"], config)
 
     done = runs.finished(ws, name)
     need: dict[str, tuple[str, ...]] = {}

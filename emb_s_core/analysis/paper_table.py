@@ -17,6 +17,7 @@ import pandas as pd
 
 from emb_s_core import ladder, metrics
 from emb_s_core import runs as runs_mod
+from emb_s_core.analysis import views
 from emb_s_core.analysis.views import scale_of
 from emb_s_core.errors import EmbSError
 from emb_s_core.store import Workspace
@@ -82,7 +83,7 @@ def build(ws: Workspace, scales: Sequence[str] = DEFAULT_SCALES, runs: Sequence[
         raise EmbSError(f"no run named {unknown[0]!r}", fix=f"use some of: {', '.join(listed['run']) or 'none'}.")
     if not chosen:
         raise EmbSError(f"the workspace {ws.path} has no runs", fix="evaluate a retriever first (`emb-s eval`).")
-    pq = per_query_df if per_query_df is not None else metrics.workspace_per_query(ws, chosen)
+    pq = per_query_df if per_query_df is not None else views.per_query(ws, chosen)
     kind = kind or default_ladder(pq)
     if kind not in ladder.LADDER_KINDS:
         raise EmbSError(f"unknown ladder {kind!r}", fix=f"use one of: {', '.join(ladder.LADDER_KINDS)}.")

@@ -16,7 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--domain", help="domain set on every imported document and query that has none")
     p.add_argument("--split", default=None,
                    help="emb-s-release: which qar/<split>.jsonl to read (test by default, train_sft, all)")
-    add_workspace(p)
+    add_workspace(p, writes=True)
     p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("info", help="summary of a workspace's bank")

@@ -61,8 +61,7 @@ class Rerank(Retriever):
                                 fix="pass a local CrossEncoder folder (rerank:<folder>:<base-spec>; none ships "
                                     "offline) or a served one: rerank:litellm/<model>:<base-spec> --api-base URL.")
             _load_cross_encoder(str(Path(self.model).expanduser()))
-        if hasattr(self.base, "check"):
-            self.base.check()
+        self.base.check()
 
     def config(self) -> dict[str, Any]:
         reranker = (f"litellm:{self.served.model}" if self.served is not None

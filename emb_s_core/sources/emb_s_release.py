@@ -40,6 +40,8 @@ import numpy as np
 from emb_s_core.errors import EmbSError, at
 from emb_s_core.schema import Bank, Document, Query
 from emb_s_core.sources._io import iter_jsonl, require_file
+from emb_s_core.sources.validate import (check_expansion as count_elements, check_limit, check_value, id_field,
+                                         list_field, text_field, text_list)
 
 REFERENCES, RECORDS = "unique_reference.pkl", "data.pkl"
 SPLITS = ("test", "train_sft")
@@ -130,6 +132,9 @@ def check_expansion(value: Any, path: Path) -> None:
                 stack.extend(obj)
         if items > max_items:
             break
+    if items <= max_items and chars <= max_chars:
+        count_elements(value, str(path))  # the shared element limit (pickle_items), shared references counted
+        return
     if items > max_items or chars > max_chars:
         what = f"{items:,} elements" if items > max_items else f"{chars:,} characters"
         raise EmbSError(f"the pickle expands to more than {what} from a {size:,}-byte file (limit: "
@@ -286,7 +291,7 @@ class _Reader:
         self.bank.query_locations.setdefault(qid, where)
         self.bank.queries.append(Query(qid=qid, text=rec["query"], answer=str(rec["answer"]), ref_ids=gold,
                                        domain=domain, task_type=str(task) if task else None, source=self.bank.source,
-                                       answer_aliases=[str(a) for a in rec.get("answer_aliases") or []],
+                                       answer_aliases=rec["answer_aliases"],
                                        extra=extra))
 
     def _unmatched(self, qid: str, where: str, ref: Any, scale: str | None) -> None:
@@ -306,31 +311,29 @@ class _Reader:
 
 
 def validated_record(rec: Any, where: str) -> dict:
-    """The one check of a QAR record (data.pkl row or qar line) before it is read; raises naming the record.
+    """The one check of a QAR record (data.pkl row or qar line) before it is read, through the shared validation
+    layer (:mod:`emb_s_core.sources.validate`); raises naming the record and the field.
 
-    Kept in one place so the project's shared validation layer can replace it in one edit.
+    Returns the record with its known fields normalized: query/answer as text, reference_list and answer_aliases as
+    lists, qid/id as text, domain/category/type/task_type as text or absent.
     """
     if not isinstance(rec, dict):
-        raise EmbSError(f"record is {type(rec).__name__}, not a dict", where=where,
-                        fix="each record is a dict with query, answer and reference_list.")
-    for key in ("query", "answer", "reference_list"):
-        if rec.get(key) is None:
-            raise EmbSError(f"missing field {key!r}", where=where,
-                            fix="every record needs query, answer, reference_list.")
-    if not isinstance(rec["query"], str) or not rec["query"].strip():
-        raise EmbSError(f"'query' must be a non-empty string, got {type(rec['query']).__name__}", where=where,
-                        fix="check the record's query.")
-    if not isinstance(rec["reference_list"], (list, tuple)):
-        raise EmbSError(f"'reference_list' must be a list, got {type(rec['reference_list']).__name__}", where=where,
-                        fix="write reference_list as a list of document texts or indices (a string is not a list).")
-    if not isinstance(rec["answer"], (str, int, float)) or isinstance(rec["answer"], bool):
-        raise EmbSError(f"'answer' must be a string, got {type(rec['answer']).__name__}", where=where,
-                        fix="check the record's answer.")
-    aliases = rec.get("answer_aliases")
-    if aliases is not None and not isinstance(aliases, (list, tuple)):
-        raise EmbSError(f"'answer_aliases' must be a list, got {type(aliases).__name__}", where=where,
-                        fix="write answer_aliases as a list of strings.")
-    return rec
+        check_value(rec, "an object with query, answer and reference_list", where, "record")
+    out = dict(rec)
+    out["query"] = text_field(rec, "query", where)
+    if not out["query"].strip():
+        check_value(rec["query"], "a non-empty string", where, "query")
+    out["answer"] = text_field(rec, "answer", where, numbers=True)
+    out["reference_list"] = list_field(rec, "reference_list", where)
+    check_limit("references_per_query", len(out["reference_list"]), f"{where} field 'reference_list'")
+    out["answer_aliases"] = text_list(rec, "answer_aliases", where, numbers=True)
+    for key in ("qid", "id"):
+        if rec.get(key) is not None:
+            out[key] = id_field(rec, key, where)
+    for key in ("domain", "category", "type", "task_type", "scale"):
+        if rec.get(key) is not None:
+            out[key] = text_field(rec, key, where, numbers=True)
+    return out
 
 
 def _plain(value: Any) -> Any:

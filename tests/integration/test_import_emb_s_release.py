@@ -15,7 +15,7 @@ import pytest
 from emb_s_core import bank
 from emb_s_core.cli import main
 from emb_s_core.errors import EmbSError
-from emb_s_core.sources import read_bank
+from emb_s_core.sources import emb_s_release, read_bank
 from emb_s_core.store import Workspace
 from tests.conftest import assert_import_fails
 from tests.release_mock import SCALES, write_release
@@ -92,9 +92,12 @@ def test_bad_inputs(tmp_path):
     assert_import_fails(tmp_path, "emb-s-release", folder, r"data.pkl: cannot read pickle")
     (folder / "data.pkl").unlink()
     assert_import_fails(tmp_path, "emb-s-release", folder, r"EMB-S release file not found: .*data.pkl")
+    folder = release(tmp_path / "f", data=[{"query": "q", "answer": ["a"], "reference_list": [0]}])
+    assert_import_fails(tmp_path, "emb-s-release", folder, r"data.pkl record 0: field 'answer': expected a string or "
+                                                           r"a number, found list")
     folder = release(tmp_path / "e", data=[{"query": "q", "answer": "a", "reference_list": "Aspirin thins blood."}])
-    assert_import_fails(tmp_path, "emb-s-release", folder, r"data.pkl record 0: 'reference_list' must be a list, "
-                                                           r"got str")
+    assert_import_fails(tmp_path, "emb-s-release", folder, r"data.pkl record 0: field 'reference_list': expected a "
+                                                           r"list, found string")
 
 
 # ------------------------------------------------------------------------------------------ the release root
@@ -195,9 +198,11 @@ def test_mismatched_references(tmp_path):
     root = write_release(tmp_path / "release")
     rows = [{"query": "Q?", "answer": "a", "reference_list": ["Not a document.", 3, None]}]
     (root / "qar" / "test.jsonl").write_text(json.dumps(rows[0]) + "\n")
-    b = read_bank("emb-s-release", root)
+    b = emb_s_release.read(root)  # the reader itself: read_bank refuses a bank without a usable query
     assert b.queries == [] and b.skipped == {"reference matching no document": 3,
                                              "query without a matching reference": 1}
+    assert_import_fails(tmp_path, "emb-s-release", root, r"no usable query in .*\(4 skipped: reference matching no "
+                                                         r"document, query without a matching reference\)")
     why = [u["why"] for u in b.details["unmatched_named"]]
     assert why == ["no document has this text", "index 3 with no scale to resolve it", "not a text or an index"]
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from emb_s_core import bank, ladder, metrics, runs
-from emb_s_core.analysis import paper_table
+from emb_s_core.analysis import paper_table, views
 from emb_s_core.cli import main
 from emb_s_core.errors import EmbSError
 from emb_s_core.store import Workspace
@@ -44,7 +44,7 @@ def test_rows_columns_and_values_match_the_report(ws):
     assert pt.rows["label"].tolist() == ["bm25", "  + bm25+ce", "dense"] and pt.rows["base"].tolist()[1] == "bm25"
     assert list(pt.values.columns) == [(s, m) for s in ("8K", "24K", "full") for m in paper_table.METRICS]
     assert pt.n.loc["bm25", ("24K", "SR@10")] == pt.n.loc["bm25", ("8K", "SR@10")] > 0  # 24K: the shared rung
-    pq = metrics.workspace_per_query(ws)
+    pq = views.per_query(ws)
     pooled = pq[pq["rung"].str.startswith("8K/")]  # the 8K domain rungs pooled into one column
     agg = metrics.aggregate(pooled, by=("run",), metrics=["R@1", "SR@10", "FR@10"], n_boot=0).set_index(
         ["run", "metric"])

@@ -13,7 +13,7 @@ import pytest
 from emb_s_core import bank, evaluate, ladder, retrievers, runs
 from emb_s_core.errors import EmbSError
 from emb_s_core.retrievers import embedders
-from tests.retrieval_bank import copy_workspace, template
+from testkit.retrieval_bank import copy_workspace, template
 
 SPEC = "rerank:litellm/minilm-test:bm25"
 
