@@ -68,7 +68,17 @@ def encoding_of(ws: Workspace) -> str:
 
 def add_bank(ws: Workspace, bank: Bank, *, fmt: str, path: str | Path, sha256: str,
              progress: bool = False) -> ImportReport:
-    """Write a validated bank into the workspace in one transaction (all or nothing)."""
+    """Write a validated bank into the workspace in one transaction (all or nothing).
+
+    The "already imported" check and the write hold the writer lock together: two imports of the same files at once
+    (two terminals, a retried script) give one source, not the bank twice.
+    """
+    with ws.writer():
+        return _add_bank(ws, bank, fmt=fmt, path=path, sha256=sha256, progress=progress)
+
+
+def _add_bank(ws: Workspace, bank: Bank, *, fmt: str, path: str | Path, sha256: str,
+              progress: bool = False) -> ImportReport:
     if ws.has_table("sources"):
         done = ws.read_pandas("sources")
         hit = done[(done["sha256"] == sha256) & (done["format"] == fmt)]
