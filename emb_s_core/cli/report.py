@@ -29,6 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="--paper-table: comma-separated scales (default 64K,512K,30M,326M; domain rungs pooled)")
     r.add_argument("--ladder", choices=["built", "official", "benign"], default=None,
                    help="--paper-table: which ladder's rungs (default: built when results cover it, else official)")
+    r.add_argument("--wide", action="store_true", help="one row per run (and metric), one column per rung: values only")
+    r.add_argument("--keep-undefined", action="store_true",
+                   help="also list metrics no query of a cell defines (e.g. R@1 without single-source queries)")
     r.set_defaults(func=cmd_report)
     c = sub.add_parser("compare", help="paired test of two runs on every rung both have")
     add_workspace(c)
@@ -98,7 +101,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         return cmd_paper_table(args)
     ws = _open(args.workspace)
     df = report.rows(ws, runs=_split(args.runs), metric_names=_split(args.metrics), by=_split(args.by) or [],
-                     n_boot=args.n_boot, seed=args.seed, hn_provenance=_split(args.hn_provenance))
+                     n_boot=0 if args.wide else args.n_boot, seed=args.seed, keep_undefined=args.keep_undefined,
+                     hn_provenance=_split(args.hn_provenance))
+    if args.wide:
+        df = report.wide(df, list(dict.fromkeys(df["rung"])))
     _emit(df, args.format, args.out)
     return 0
 
