@@ -4,30 +4,40 @@
   ``prompts/judge_v1.txt``, and must reply with one integer 0–5; the first standalone digit 0–5 in the reply is the
   score, anything else is counted as ``unparseable`` (never a zero). ``repeats`` > 1 judges each answer again (each
   repeat is its own cache entry), so the spread of a judge can be measured.
-- Reference match (``judge = "reference"``): SQuAD-style normalization (lower case, no punctuation, no articles,
-  single spaces); the best over the answer and its aliases of exact match and token F1,
-  ``F1 = 2·P·R / (P + R)`` over the normalized token bags; ``score = 5`` on exact match, ``4`` when the normalized
-  answer appears as a whole phrase inside a longer prediction (answer containment, the usual lenient match for
-  verbose generators), else ``min(3, round(5·F1))``. It is the standard metric for the HotpotQA-style datasets and
-  needs no model.
+- Reference match (``judge = "reference"``, rule version ``reference_v2``): SQuAD-style normalization (lower case,
+  no punctuation, no articles, single spaces), best over the answer and its aliases, ``F1 = 2·P·R / (P + R)`` over
+  the normalized token bags. What the reply *asserts* is read by :mod:`emb_s_core.answer_match` (alternatives the
+  question offers, negation scopes, entities). In order:
+
+  1. ``5`` on exact match, or when a multi-entity answer's entities are exactly the reply's ("B and A" for "A and
+     B");
+  2. ``4`` when the reply asserts the answer (a whole-phrase occurrence outside a negation), or the answer's side of
+     an "X or Y?" question ("Virginia Woolf" for "Adeline Virginia Woolf"), or every entity of a multi-entity
+     answer, **and asserts no competing alternative** (the other side of "X or Y?", the other of yes/no);
+  3. at most ``1`` when the reply asserts a competitor ("Annie Morton or Terry Richardson", "Annie Morton, not
+     Terry Richardson" when the answer is Terry Richardson) or names the answer only under a negation ("not
+     yes"): its token overlap is not evidence of a right answer;
+  4. else ``min(3, round(5·F1))`` (partial overlap never reaches the "answered well" threshold 4).
+
+  It is the standard metric for the HotpotQA-style datasets plus the two checks containment needs; no model.
+  Rows written under an older rule version are judged again on the next run.
 
 Judgments live in the table ``judgments`` (one row per judge × QA run × rung × query × repeat).
 """
 from __future__ import annotations
 
 import re
-import string
-from collections import Counter
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from emb_s_core import llm, protocol, qa
+from emb_s_core import answer_match, llm, protocol, qa
 from emb_s_core.errors import EmbSError
 from emb_s_core.store import Workspace
 
 REFERENCE = "reference"
+REFERENCE_VERSION = "reference_v2"  # v1 credited containment without the alternative and negation checks
 UNPARSEABLE = "unparseable"
 JUDGMENTS_SCHEMA = pa.schema([
     pa.field("judge", pa.string(), nullable=False), pa.field("qa_run", pa.string(), nullable=False),
@@ -36,40 +46,46 @@ JUDGMENTS_SCHEMA = pa.schema([
     pa.field("raw", pa.string()), pa.field("prompt_version", pa.string()), pa.field("cost", pa.float64()),
 ])
 _SCORE = re.compile(r"(?<![\d.])([0-5])(?![\d.])")
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-_PUNCT = str.maketrans("", "", string.punctuation)
 
 
 # --------------------------------------------------------------------------------------------- reference match
-def normalize(text: str | None) -> str:
-    """SQuAD normalization: lower case, drop punctuation and articles, collapse white space."""
-    text = (text or "").lower().translate(_PUNCT)
-    return " ".join(_ARTICLES.sub(" ", text).split())
+normalize = answer_match.normalize
+token_f1 = answer_match.token_f1
 
 
-def token_f1(prediction: str | None, truth: str | None) -> float:
-    pred, gold = normalize(prediction).split(), normalize(truth).split()
-    common = sum((Counter(pred) & Counter(gold)).values())
-    if not pred or not gold or common == 0:
-        return float(pred == gold and bool(pred))
-    precision, recall = common / len(pred), common / len(gold)
-    return 2 * precision * recall / (precision + recall)
+def reference_score(prediction: str | None, answer: str | None, aliases: list[str] | None = None,
+                    question: str | None = None) -> dict:
+    """The 0–5 reference-match score of ``prediction`` (rule in the module docstring) and why it was given.
 
-
-def reference_score(prediction: str | None, answer: str | None, aliases: list[str] | None = None) -> dict:
-    """Best exact match / F1 over the answer and its aliases, and the 0–5 score they map to."""
+    Returns ``score``, ``em``, ``f1``, ``contained`` (the answer, or its side of the question, is asserted and
+    credited), and ``reason``: exact, entities, contained, alternative, competitor, negated or f1.
+    """
     truths = [t for t in [answer, *(aliases or [])] if t]
     em = max((float(normalize(prediction) == normalize(t) and bool(normalize(t))) for t in truths), default=0.0)
     f1 = max((token_f1(prediction, t) for t in truths), default=0.0)
-    contained = any(_contains(prediction, t) for t in truths)
-    score = 5 if em else 4 if contained else min(3, int(round(5 * f1)))
-    return {"score": score, "em": em, "f1": f1, "contained": contained}
-
-
-def _contains(prediction: str | None, answer: str) -> bool:
-    """The normalized answer occurs as a whole-token phrase in the normalized prediction."""
-    truth = normalize(answer)
-    return bool(truth) and f" {truth} " in f" {normalize(prediction)} "
+    partial = min(3, int(round(5 * f1)))
+    if em:
+        return {"score": 5, "em": em, "f1": f1, "contained": True, "reason": "exact"}
+    reply = answer_match.Reply.parse(prediction)
+    words = answer_match.question_words(question)
+    alts = answer_match.alternatives_for(question, truths)
+    yes_no = bool(alts) and alts.answer_side[0] in answer_match.YES_NO
+    competitor = any(reply.asserts(c, words, yes_no) for c in alts.competitors)
+    sides = [(t, "contained") for t in truths] + [(a, "alternative") for a in alts.answer_side]
+    asserted = next((why for phrase, why in sides if reply.asserts(phrase, words, yes_no)), None)
+    multi = [e for e in (answer_match.entities(t) for t in truths) if len(e) > 1]
+    if not competitor and any(set(e) == set(answer_match.entities(prediction)) for e in multi):
+        return {"score": 5, "em": em, "f1": f1, "contained": True, "reason": "entities"}
+    if asserted is None and not competitor and any(all(reply.asserts(p, words) for p in e) for e in multi):
+        asserted = "contained"
+    if asserted is not None and not competitor:
+        return {"score": 4, "em": em, "f1": f1, "contained": True, "reason": asserted}
+    blocked = competitor or any(reply.mentions(phrase) and not reply.asserts(phrase, words, yes_no)
+                                for phrase in [*(p for p, _ in sides), *(p for e in multi for p in e)])
+    if blocked:
+        return {"score": min(1, partial), "em": em, "f1": f1, "contained": False,
+                "reason": "competitor" if competitor else "negated"}
+    return {"score": partial, "em": em, "f1": f1, "contained": False, "reason": "f1"}
 
 
 # --------------------------------------------------------------------------------------------- LLM judge
@@ -116,9 +132,12 @@ def judge(ws: Workspace, qa_run: str, judge: str = REFERENCE, gateway: llm.Gatew
     for start in range(0, len(todo), batch_size):
         chunk = todo.iloc[start:start + batch_size]
         if judge == REFERENCE:
-            rows = [{"score": float(reference_score(a, t, list(al) if al is not None else [])["score"]),
-                     "status": llm.OK, "raw": None, "prompt_version": None, "cost": 0.0}
-                    for a, t, al in zip(chunk["answer"], chunk["true_answer"], chunk["answer_aliases"])]
+            rows = []
+            for a, t, al, q in zip(chunk["answer"], chunk["true_answer"], chunk["answer_aliases"],
+                                   chunk["question"]):
+                got = reference_score(a, t, list(al) if al is not None else [], question=q)
+                rows.append({"score": float(got["score"]), "status": llm.OK, "raw": got["reason"],
+                             "prompt_version": REFERENCE_VERSION, "cost": 0.0})
         else:
             batch = [judge_messages(prompt, q, t, a) for q, t, a in
                      zip(chunk["question"], chunk["true_answer"], chunk["answer"])]
@@ -160,6 +179,8 @@ def _todo(ws: Workspace, qa_run: str, judge: str, repeats: int, rungs: list[str]
     df["repeat"] = np.tile(np.arange(repeats), len(answers)) if len(answers) else []
     done = load_judgments(ws, [judge_name(judge)], [qa_run])
     done = done[done["status"] != llm.ERROR]
+    if judge == REFERENCE:  # rows of an older rule are judged again
+        done = done[done["prompt_version"] == REFERENCE_VERSION]
     keys = set(zip(done["rung"], done["qid"], done["repeat"].astype(int)))
     mask = [(r, q, int(p)) not in keys for r, q, p in zip(df["rung"], df["qid"], df["repeat"])]
     return df[mask].reset_index(drop=True)
