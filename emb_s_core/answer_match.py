@@ -12,10 +12,11 @@ its own it credits a reply that names every candidate ("Annie Morton or Terry Ri
 - **asserted**: a phrase occurs in the reply outside a negation. A negation covers an occurrence when, in the same
   clause (clauses end at ``, ; : . ! ? ( )``, dashes and *but / whereas / however*), one of ``not no never neither
   nor none cannot …n't`` or *rather than / instead of / other than / unlike* is among the three tokens before it
-  (``not only`` excepted), or the occurrence is followed by ``is/was/are/were/does/did not|never`` or their
-  ``…n't`` form. An occurrence right after ``<comparative> than`` is the compared-against side, not the answer, only
-  when that comparative word is in the question ("older than" for "who is older"); otherwise it counts as asserted,
-  since "younger than" may invert the claim.
+  (``not only`` excepted), or the occurrence is followed by ``is/was/are/were/does/did`` + ``not / never /
+  incorrect / wrong / false`` or by an ``…n't`` form (also across one clause break: "X, is wrong"). An
+  occurrence right after ``<comparative> than`` is the compared-against side, not the answer, only when that
+  comparative word is in the question ("older than" for "who is older"); otherwise it counts as asserted, since
+  "younger than" may invert the claim.
 - **entities** of a multi-entity answer: its parts split at commas, ``;``, ``&`` and ``and``.
 """
 from __future__ import annotations
@@ -33,8 +34,10 @@ NEGATION_CUES = frozenset({"not", "no", "never", "neither", "nor", "none", "cann
 NEGATION_BIGRAMS = frozenset({("rather", "than"), ("instead", "of"), ("other", "than")})
 _AUX = frozenset({"is", "was", "are", "were", "does", "did", "do", "has", "had", "have"})
 _AUX_NOT = frozenset({"isnt", "wasnt", "arent", "werent", "doesnt", "didnt", "dont", "hasnt", "hadnt", "havent"})
+_DENIALS = frozenset({"not", "never", "incorrect", "wrong", "false"})  # "X is wrong", "X was not"
 PRE_WINDOW = 3  # tokens before an occurrence that a negation cue reaches
-_CLAUSE_BREAK = re.compile(r"[;:!?()\[\]]|[,.](?=\s|$)|\s[-–—]+\s|--|\b(?:but|whereas|however)\b", re.I)
+# clause breaks sit next to white space only, so splitting never changes the token sequence normalize() makes
+_CLAUSE_BREAK = re.compile(r"[,.;:!?)\]](?=\s|$)|(?:^|(?<=\s))[(\[]|\s[-–—]+\s|\b(?:but|whereas|however)\b", re.I)
 _QUOTED_PAIR = re.compile(r"[\"“]([^\"”]+)[\"”]\s+or\s+[\"“]([^\"”]+)[\"”]", re.I)
 _OR = re.compile(r"\s+or\s+", re.I)
 _LEFT_DELIM = re.compile(r"(?:[,;:]\s|--|\s[-–—]\s|\bbetween\b|\beither\b)", re.I)
@@ -64,20 +67,33 @@ def token_f1(prediction: str | None, truth: str | None) -> float:
 # --------------------------------------------------------------------------------------------- reply tokens
 @dataclass(frozen=True)
 class Reply:
-    """A reply as normalized tokens, each with the clause it belongs to."""
+    """A reply as normalized tokens, each with the clause it belongs to.
+
+    ``spans`` are the occurrences of the phrases the reply is read for (answer, aliases, alternatives): a clause
+    break inside one ("Molokai: The Story Of Father Damien", "A.P.J. Abdul Kalam") does not end a negation's reach,
+    and a phrase inside a longer one is negated exactly when the longer one is.
+    """
 
     tokens: tuple[str, ...]
     clauses: tuple[int, ...]
+    spans: tuple[tuple[int, int], ...] = ()
 
     @classmethod
-    def parse(cls, text: str | None) -> "Reply":
+    def parse(cls, text: str | None, phrases: tuple[str, ...] | list[str] = ()) -> "Reply":
         tokens: list[str] = []
         clauses: list[int] = []
         for i, clause in enumerate(_CLAUSE_BREAK.split(text or "")):
             words = normalize(clause).split()
             tokens += words
             clauses += [i] * len(words)
-        return cls(tuple(tokens), tuple(clauses))
+        reply = cls(tuple(tokens), tuple(clauses))
+        spans = sorted({occ for phrase in phrases for occ in reply.occurrences(phrase)}, key=lambda o: o[0] - o[1])
+        for s, e in spans:  # longest first: a phrase's tokens share the clause of its first token
+            for j in range(s + 1, e):
+                if clauses[j] != clauses[s]:
+                    old = clauses[j]
+                    clauses[j:] = [clauses[s] if c == old else c for c in clauses[j:]]
+        return cls(tuple(tokens), tuple(clauses), tuple(spans))
 
     def occurrences(self, phrase: str) -> list[tuple[int, int]]:
         """(start, end) of every whole-token occurrence of the normalized ``phrase``."""
@@ -87,9 +103,17 @@ class Reply:
             return []
         return [(i, i + n) for i in range(len(self.tokens) - n + 1) if list(self.tokens[i:i + n]) == words]
 
+    def _outermost(self, start: int, end: int) -> tuple[int, int]:
+        """The longest protected span around tokens[start:end] (itself when none)."""
+        for s, e in self.spans:  # longest first
+            if s <= start and end <= e:
+                return s, e
+        return start, end
+
     def negated(self, start: int, end: int, yes_no: bool = False) -> bool:
         """Is the occurrence tokens[start:end] under a negation (before it in its clause, or "is not" after it)?
         For a yes/no word, "no" is an alternative, not a cue ("no and yes" asserts both)."""
+        start, end = self._outermost(start, end)
         clause = self.clauses[start]
         lo = start
         while lo > 0 and start - lo < PRE_WINDOW and self.clauses[lo - 1] == clause:
@@ -101,8 +125,10 @@ class Reply:
                 return True
             if j + 1 < len(before) and (word, before[j + 1]) in NEGATION_BIGRAMS:
                 return True
-        after = [t for t, c in zip(self.tokens[end:end + 2], self.clauses[end:end + 2]) if c == self.clauses[end - 1]]
-        if after and (after[0] in _AUX_NOT or (after[0] in _AUX and len(after) > 1 and after[1] in {"not", "never"})):
+        # the words right after, even across one break: "Golden Valley, Minnesota, is incorrect"
+        after = [t for t, c in zip(self.tokens[end:end + 2], self.clauses[end:end + 2]) if c == self.clauses[end]] \
+            if end < len(self.tokens) else []
+        if after and (after[0] in _AUX_NOT or (after[0] in _AUX and len(after) > 1 and after[1] in _DENIALS)):
             return True
         return False
 

@@ -1,9 +1,10 @@
 """Judging QA answers on a 0–5 scale (paper §A.6): an LLM judge and an offline reference-match judge.
 
 - LLM judge (``judge`` = any litellm model string): sees only (question, true answer, predicted answer), prompt
-  ``prompts/judge_v1.txt``, and must reply with one integer 0–5; the first standalone digit 0–5 in the reply is the
-  score, anything else is counted as ``unparseable`` (never a zero). ``repeats`` > 1 judges each answer again (each
-  repeat is its own cache entry), so the spread of a judge can be measured.
+  ``prompts/judge_v1.txt``, and must reply with one integer 0–5; :func:`parse_score` reads the score the reply gives
+  (the last standalone integer 0–5 once scale mentions are removed; ambiguous replies such as "3 or 4" and other
+  scales are ``unparseable``, never a zero). ``repeats`` > 1 judges each answer again (each repeat is its own cache
+  entry), so the spread of a judge can be measured; agreement uses every pair of parseable repeats.
 - Reference match (``judge = "reference"``, rule version ``reference_v2``): SQuAD-style normalization (lower case,
   no punctuation, no articles, single spaces), best over the answer and its aliases, ``F1 = 2·P·R / (P + R)`` over
   the normalized token bags. What the reply *asserts* is read by :mod:`emb_s_core.answer_match` (alternatives the
@@ -45,7 +46,11 @@ JUDGMENTS_SCHEMA = pa.schema([
     pa.field("repeat", pa.int32()), pa.field("score", pa.float64()), pa.field("status", pa.string()),
     pa.field("raw", pa.string()), pa.field("prompt_version", pa.string()), pa.field("cost", pa.float64()),
 ])
-_SCORE = re.compile(r"(?<![\d.])([0-5])(?![\d.])")
+# a scale's bounds are never the score: "0-5", "0 to 5", "1–5", "out of 5", "/5", "scale of 5"
+_SCALE = re.compile(r"\b[01]\s*(?:-|–|—|to)\s*5\b|(?:\bout\s+of|/)\s*5\b(?![.,]\d)|\bscale\s+of\s+5\b", re.I)
+_OTHER_SCALE = re.compile(r"(?:\bout\s+of|/)\s*(\d+)\b", re.I)  # "7/10", "3 out of 10": another scale
+_INTEGER = re.compile(r"(?<![\d.,])(\d+)(?![\d]|[.,]\d)")  # not part of a decimal (4.5) or a longer number
+_RANGE_BEFORE = re.compile(r"(?<![\d.,])([0-5])\s*(?:or|-|–|—|to|/|and|,)\s*$", re.I)  # "3 or 4", "3-4", "3/4"
 
 
 # --------------------------------------------------------------------------------------------- reference match
@@ -66,14 +71,15 @@ def reference_score(prediction: str | None, answer: str | None, aliases: list[st
     partial = min(3, int(round(5 * f1)))
     if em:
         return {"score": 5, "em": em, "f1": f1, "contained": True, "reason": "exact"}
-    reply = answer_match.Reply.parse(prediction)
     words = answer_match.question_words(question)
     alts = answer_match.alternatives_for(question, truths)
+    multi = [e for e in (answer_match.entities(t) for t in truths) if len(e) > 1]
+    reply = answer_match.Reply.parse(prediction, [*truths, *alts.answer_side, *alts.competitors,
+                                                  *(p for e in multi for p in e)])
     yes_no = bool(alts) and alts.answer_side[0] in answer_match.YES_NO
     competitor = any(reply.asserts(c, words, yes_no) for c in alts.competitors)
     sides = [(t, "contained") for t in truths] + [(a, "alternative") for a in alts.answer_side]
     asserted = next((why for phrase, why in sides if reply.asserts(phrase, words, yes_no)), None)
-    multi = [e for e in (answer_match.entities(t) for t in truths) if len(e) > 1]
     if not competitor and any(set(e) == set(answer_match.entities(prediction)) for e in multi):
         return {"score": 5, "em": em, "f1": f1, "contained": True, "reason": "entities"}
     if asserted is None and not competitor and any(all(reply.asserts(p, words) for p in e) for e in multi):
@@ -90,9 +96,26 @@ def reference_score(prediction: str | None, answer: str | None, aliases: list[st
 
 # --------------------------------------------------------------------------------------------- LLM judge
 def parse_score(reply: str | None) -> int | None:
-    """The first standalone integer 0–5 in the reply, or None (unparseable)."""
-    match = _SCORE.search(reply or "")
-    return int(match.group(1)) if match else None
+    """The score an LLM judge's reply gives, or None (unparseable; never a zero).
+
+    Rule: scale mentions are removed first ("0-5", "0 to 5", "out of 5", "/5", "scale of 5"); a reply naming
+    another scale ("7/10", "out of 10") is unparseable. The score is then the *last* standalone integer 0–5
+    (not part of a decimal such as 4.5 or of a longer number such as 10), so "On a 0-5 scale, I give it 4" → 4,
+    "4." → 4, "Score: 2 ... final score: 4" → 4. A last integer joined to another one ("3 or 4", "3-4", "3/4",
+    "between 3 and 4") is ambiguous: unparseable.
+    """
+    text = reply or ""
+    if any(int(m.group(1)) != 5 for m in _OTHER_SCALE.finditer(_SCALE.sub(" ", text))):
+        return None
+    text = _SCALE.sub(" ", text)
+    found = [m for m in _INTEGER.finditer(text) if int(m.group(1)) <= 5 and len(m.group(1)) == 1]
+    if not found:
+        return None
+    last = found[-1]
+    before = _RANGE_BEFORE.search(text[:last.start()])
+    if before is not None and int(before.group(1)) != int(last.group(1)):
+        return None
+    return int(last.group(1))
 
 
 def judge_messages(prompt: protocol.Prompt, question: str, answer: str, prediction: str) -> llm.Messages:
@@ -215,22 +238,24 @@ def cohen_kappa(a: np.ndarray, b: np.ndarray, labels: range = range(6)) -> float
 
 
 def agreement(ws: Workspace, qa_run: str, judge_a: str, judge_b: str | None = None) -> dict:
-    """Agreement of two judges on the same answers (first repeat each), or of a judge with itself across repeats
-    (repeat 0 vs repeat 1) when ``judge_b`` is None: n, exact agreement, within-one agreement, Cohen's kappa."""
+    """Agreement over every repeat: of two judges (each parseable repeat of A paired with each of B on the same
+    answer), or of a judge with itself when ``judge_b`` is None (every pair of its parseable repeats of one
+    answer). n = answers with at least one pair, n_pairs = pairs; exact and within-one agreement and Cohen's kappa
+    are over the pairs (a self-pair is counted both ways, so kappa's two marginals are the same)."""
     df = load_judgments(ws, None, [qa_run])
     df = df[df["status"] == llm.OK]
+    key = ["rung", "qid"]
+    a = df[df["judge"] == judge_a][[*key, "repeat", "score"]]
+    b = a if judge_b is None else df[df["judge"] == judge_b][[*key, "repeat", "score"]]
+    pairs = a.merge(b, on=key, suffixes=("_a", "_b"))
     if judge_b is None:
-        a = df[(df["judge"] == judge_a) & (df["repeat"] == 0)]
-        b = df[(df["judge"] == judge_a) & (df["repeat"] == 1)]
-    else:
-        a = df[(df["judge"] == judge_a) & (df["repeat"] == 0)]
-        b = df[(df["judge"] == judge_b) & (df["repeat"] == 0)]
-    both = a.merge(b, on=["rung", "qid"], suffixes=("_a", "_b"))
-    sa, sb = both["score_a"].round().astype(int).to_numpy(), both["score_b"].round().astype(int).to_numpy()
-    n = len(both)
-    return {"judge_a": judge_a, "judge_b": judge_b or f"{judge_a} (repeat)", "n": n,
-            "exact": float(np.mean(sa == sb)) if n else float("nan"),
-            "within_1": float(np.mean(np.abs(sa - sb) <= 1)) if n else float("nan"),
+        pairs = pairs[pairs["repeat_a"] != pairs["repeat_b"]]
+    sa, sb = pairs["score_a"].round().astype(int).to_numpy(), pairs["score_b"].round().astype(int).to_numpy()
+    n_pairs = len(pairs) // 2 if judge_b is None else len(pairs)
+    n = int(pairs[key].drop_duplicates().shape[0])
+    return {"judge_a": judge_a, "judge_b": judge_b or f"{judge_a} (repeat)", "n": n, "n_pairs": n_pairs,
+            "exact": float(np.mean(sa == sb)) if len(pairs) else float("nan"),
+            "within_1": float(np.mean(np.abs(sa - sb) <= 1)) if len(pairs) else float("nan"),
             "kappa": cohen_kappa(sa, sb)}
 
 
