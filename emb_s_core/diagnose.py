@@ -62,7 +62,9 @@ def quadrants(ws: Workspace, access_run: str, qa_run: str, judge: str = judge_mo
         raise EmbSError(f"judge {judge!r} has not judged QA run {qa_run!r}",
                         fix=f"run `emb-s judge --qa-run {qa_run!r} --judge ...` first.")
     queries = bank.queries(ws)
+    answers = answers[answers["qid"].isin(queries["qid"])]  # retired queries: see bank_notes
     res = runs.load_results(ws, runs=[access_run])
+    res = res[res["qid"].isin(queries["qid"])]
     if len(res):  # SR@K from the one metrics implementation (NaN where the access cell is not ok)
         sr_k = metrics.per_query(res, queries, ks=(k,))[["rung", "qid", f"SR@{k}"]].rename(columns={f"SR@{k}": "sr"})
         res = res.merge(sr_k, on=["rung", "qid"], how="left")
@@ -102,6 +104,19 @@ def quadrants(ws: Workspace, access_run: str, qa_run: str, judge: str = judge_mo
             "accessed", "answer", "score", "answered_well", "quadrant", "reason", "access_ids", "context_ids",
             "access_run", "qa_run", "judge"]
     return df[cols].reset_index(drop=True)
+
+
+def bank_notes(ws: Workspace, access_run: str, qa_run: str) -> list[str]:
+    """The access and QA runs made on an earlier bank version, with the retired queries left out of the quadrants."""
+    from emb_s_core import provenance
+
+    res = runs.load_results(ws, runs=[access_run])
+    answers = qa.load_answers(ws, [qa_run]).rename(columns={"qa_run": "run"})
+    both = pd.concat([res[["run", "qid"]], answers[["run", "qid"]]], ignore_index=True)
+    left = provenance.left_out(ws, both)
+    configs = {access_run: (runs.get_run(ws, access_run) or {}).get("config", {}),
+               qa_run: (qa.get_qa_run(ws, qa_run) or {}).get("config", {})}
+    return provenance.notes(left, provenance.earlier_bank(ws, configs, left), [access_run, qa_run])
 
 
 def summary(df: pd.DataFrame, by: tuple[str, ...] | list[str] = ("rung",)) -> pd.DataFrame:

@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from emb_s_core import ladder as ladder_mod
-from emb_s_core import llm, protocol, runs
+from emb_s_core import llm, protocol, provenance, runs
 from emb_s_core.store import Workspace
 
 KIND = "localize"
@@ -139,12 +139,15 @@ def localize(ws: Workspace, gateway: llm.Gateway, k: int = 10, name: str | None 
     name = name or default_name(gateway.model, k)
     config = {"model": gateway.model, "k": k, "prompt_version": prompt.version, "prompt_sha": prompt.digest,
               "window": gateway.window,
-              "max_tokens": gateway.max_tokens, "temperature": gateway.temperature}
-    existing = runs.get_run(ws, name)  # checked before planning so a changed config fails fast
-    if existing is not None and existing["config"] != config:
-        runs.create_run(ws, name, KIND, gateway.model, config)  # raises the one "another configuration" error
+              "max_tokens": gateway.max_tokens, "temperature": gateway.temperature,
+              provenance.LADDER_KEY: provenance.ladder_hashes(ladder_mod.load(ws))}
+    existing = runs.get_run(ws, name)  # checked before planning so a changed config or ladder fails fast
+    if existing is not None:
+        provenance.check_resume("localization", name, existing["config"], config,
+                                fix=f"pass a new --name, or delete the old run first (`emb-s runs delete {name}`).")
     plan = _plan(ws, gateway, k, rungs, limit, name, prompt)  # bad rungs / limit raise before anything is written
-    runs.create_run(ws, name, KIND, gateway.model, config)
+    if existing is None:
+        runs.create_run(ws, name, KIND, gateway.model, config)
     for start in range(0, len(plan), batch_size):
         chunk = plan[start:start + batch_size]
         send = [p for p in chunk if p["messages"] is not None]

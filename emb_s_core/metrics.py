@@ -372,11 +372,14 @@ def paired_test(per_query_df: pd.DataFrame, run_a: str, run_b: str, rung: str, m
 
 # ------------------------------------------------------------------------------------------- workspace
 def workspace_per_query(ws: "Workspace", runs: list[str] | None = None, ks: Sequence[int] = KS) -> pd.DataFrame:
-    """``per_query`` over the workspace's stored results and bank queries (what the dashboard caches)."""
+    """``per_query`` over the workspace's stored results and bank queries (what the dashboard caches); results of
+    queries the bank no longer holds are left out (see :mod:`emb_s_core.provenance`)."""
     from emb_s_core import bank
     from emb_s_core import runs as runs_mod
 
     results = runs_mod.load_results(ws, runs=runs)
     if results.empty:
         return per_query(results, pd.DataFrame({"qid": [], "ref_ids": []}), ks)
-    return per_query(results, bank.queries(ws), ks)
+    queries = bank.queries(ws)
+    # results of queries a bank edit retired are left out here; provenance.left_out counts and names them
+    return per_query(results[results["qid"].isin(queries["qid"])], queries, ks)

@@ -5,6 +5,7 @@ numbers. Rungs are listed in ladder order (64K/d … full) when the workspace ha
 """
 from __future__ import annotations
 
+import json
 from typing import Sequence
 
 import pandas as pd
@@ -49,6 +50,19 @@ def compare(ws: Workspace, run_a: str, run_b: str, metric: str = "SR@10", rungs:
     tests = [metrics.paired_test(pq, run_a, run_b, rung, metric, n_resamples=n_resamples, seed=seed)
              for rung in shared]
     return _in_ladder_order(ws, pd.DataFrame(tests), ["rung"])
+
+
+def bank_notes(ws: Workspace, runs: Sequence[str] | None = None) -> list[str]:
+    """Runs made on an earlier bank version and the retired queries left out of their scores (one line each)."""
+    from emb_s_core import provenance, runs as runs_mod
+
+    results = runs_mod.load_results(ws, runs=list(runs) if runs is not None else None)
+    left = provenance.left_out(ws, results[["run", "qid"]] if len(results) else results)
+    stored = runs_mod.list_runs(ws)
+    if runs is not None:
+        stored = stored[stored["run"].isin(list(runs))]
+    configs = {r: json.loads(c) for r, c in zip(stored["run"], stored["config"])}
+    return provenance.notes(left, provenance.earlier_bank(ws, configs, left))
 
 
 def _per_query(ws: Workspace, runs: Sequence[str] | None) -> pd.DataFrame:

@@ -61,6 +61,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     df = report.rows(ws, runs=_split(args.runs), metric_names=_split(args.metrics), by=_split(args.by) or [],
                      n_boot=args.n_boot, seed=args.seed)
     _emit(df, args.format, args.out)
+    for line in report.bank_notes(ws, _split(args.runs)):
+        print(f"note: {line}", file=sys.stderr)
     return 0
 
 

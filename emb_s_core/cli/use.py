@@ -162,6 +162,8 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     df = diagnose.quadrants(ws, args.access_run, args.qa_run, args.judge, k=args.k,
                             access_threshold=args.access_threshold, score_threshold=args.score_threshold,
                             rungs=parse_list(args.rungs))
+    for line in diagnose.bank_notes(ws, args.access_run, args.qa_run):
+        print(f"note: {line}", file=sys.stderr)
     by = parse_list(args.by) or ["rung"]
     summ = diagnose.summary(df, by)
     if args.figure:
