@@ -79,7 +79,8 @@ def earlier_bank(ws: Workspace, configs: dict[str, dict], left: pd.DataFrame | N
     gone = set(left["run"]) if left is not None and len(left) else set()
     for run, config in configs.items():
         recorded = (config or {}).get(LADDER_KEY)
-        if recorded is not None and now is not None and recorded != now:
+        # compared rung by rung: storing another ladder kind (official, benign) beside it changes nothing here
+        if recorded and now is not None and any(now.get(rung) != h for rung, h in recorded.items()):
             out[run] = "made on an earlier bank version: the ladder was rebuilt since it ran"
         elif run in gone:
             out[run] = "made on an earlier bank version: it holds queries the bank has retired since"

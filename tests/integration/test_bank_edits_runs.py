@@ -7,7 +7,8 @@ import shutil
 
 import pytest
 
-from emb_s_core import collide, diagnose, evaluate, judge, ladder, llm, localize, qa, report, runs
+from emb_s_core import collide, diagnose, evaluate, judge, ladder, llm, localize, qa, runs
+from emb_s_core.analysis import report
 from emb_s_core.cli import main as cli
 from emb_s_core.errors import EmbSError
 from emb_s_core.store import Workspace
