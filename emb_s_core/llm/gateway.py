@@ -3,7 +3,8 @@
 Why one gateway: every protocol (localization, QA, judges) must behave the same way under failure. A rerun must cost
 nothing (:mod:`emb_s_core.llm.cache`); a rate limit, timeout or 5xx must be retried with exponential backoff
 (``delay = backoff · 2^attempt``, capped); an input that does not fit the window must never be sent and never be
-scored zero (``prompt_tokens + max_tokens > window`` → status ``does_not_fit``); and API keys must never leak into
+scored zero (``prompt_tokens + max_tokens > window`` → status ``does_not_fit``, checked before the cache is read, so
+a reply cached under a larger window never makes it ``ok``); and API keys must never leak into
 logs, results or exceptions (every message passes :func:`emb_s_core.llm.secrets.redact`).
 
 The offline demo model (:mod:`emb_s_core.llm.local`) is served through a litellm custom provider registered in
@@ -172,8 +173,18 @@ class Gateway:
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
     def complete(self, messages: Messages, *, salt: object = None, prompt_tokens: int | None = None) -> CallResult:
-        """One call: cache → window check → litellm with retries → cache. Never raises for per-call failures
-        (they come back as status ``error``); raises EmbSError for problems the user must fix (key, model)."""
+        """One call: window check → cache → litellm with retries → cache. Never raises for per-call failures
+        (they come back as status ``error``); raises EmbSError for problems the user must fix (key, model).
+
+        The window check comes first, always: the cache key does not hold the window, so a reply cached under a
+        larger ``context_window`` must never turn a prompt that does not fit this one into ``ok``.
+        """
+        n_prompt = self.count_tokens(messages) if prompt_tokens is None else prompt_tokens
+        if not self.fits(n_prompt):
+            with self._lock:
+                self.usage.does_not_fit += 1
+            return CallResult(DOES_NOT_FIT, prompt_tokens=n_prompt,
+                              error=f"{n_prompt} prompt + {self.max_tokens} reply tokens > window {self.window}")
         key = self.cache_key(messages, salt)
         if self.cache is not None:
             hit = self.cache.get(key)
@@ -181,12 +192,6 @@ class Gateway:
                 with self._lock:
                     self.usage.cache_hits += 1
                 return CallResult(OK, hit["text"], hit["prompt_tokens"], hit["completion_tokens"], 0.0, cached=True)
-        n_prompt = self.count_tokens(messages) if prompt_tokens is None else prompt_tokens
-        if not self.fits(n_prompt):
-            with self._lock:
-                self.usage.does_not_fit += 1
-            return CallResult(DOES_NOT_FIT, prompt_tokens=n_prompt,
-                              error=f"{n_prompt} prompt + {self.max_tokens} reply tokens > window {self.window}")
         result = self._call_with_retries(messages, n_prompt)
         with self._lock:
             self.usage.prompt_tokens += result.prompt_tokens
@@ -259,12 +264,12 @@ class Gateway:
         out = {"model": self.model, "window": self.window, "calls": len(batch), "cached": 0, "does_not_fit": 0,
                "to_send": 0, "prompt_tokens": 0, "max_completion_tokens": 0, "cost_usd_max": 0.0}
         for messages, salt, count in zip(batch, salts, counts):
+            n = self.count_tokens(messages) if count is None else count
+            if not self.fits(n):  # before the cache, as in complete()
+                out["does_not_fit"] += 1
+                continue
             if self.cache is not None and self.cache.get(self.cache_key(messages, salt)) is not None:
                 out["cached"] += 1
-                continue
-            n = self.count_tokens(messages) if count is None else count
-            if not self.fits(n):
-                out["does_not_fit"] += 1
                 continue
             out["to_send"] += 1
             out["prompt_tokens"] += n
