@@ -1,7 +1,8 @@
 """Evidence use: ``emb-s localize``, ``emb-s qa``, ``emb-s judge``, ``emb-s diagnose``.
 
 Every LLM command prints its cost estimate before it starts (``--estimate`` prints it and stops), runs through the
-one gateway (cache in the workspace, retries, window check) and resumes when run again.
+one gateway (cache in the workspace, retries, window check) and resumes when run again. localize, qa and judge
+exit 1 when model calls failed and none succeeded (the error counts by kind are printed), 2 on a user error.
 """
 from __future__ import annotations
 
@@ -74,10 +75,18 @@ def _show_estimate(est: dict) -> None:
           + (f" ({est['note']})" if est.get("note") else ""))
 
 
-def _usage(gw) -> None:
+def _usage(gw) -> int:
+    """Print the gateway's totals; the exit status: 1 when calls failed and none succeeded, else 0."""
     u = gw.usage
+    kinds = ", ".join(f"{n} {k}" for k, n in sorted(u.error_kinds.items(), key=lambda kv: (-kv[1], kv[0])))
     print(f"calls: {u.calls} sent ({u.retries} retries), {u.cache_hits} from cache, {u.does_not_fit} did not fit, "
-          f"{u.errors} errors; tokens {u.prompt_tokens:,} in / {u.completion_tokens:,} out; cost ${u.cost:.4f}")
+          f"{u.errors} errors{f' ({kinds})' if kinds else ''}; tokens {u.prompt_tokens:,} in / "
+          f"{u.completion_tokens:,} out; cost ${u.cost:.4f}")
+    if u.errors and not u.ok:
+        print(f"emb-s: error: nothing succeeded: all {u.errors} model calls failed ({kinds}); the cells are stored "
+              "as error and retried on the next run", file=sys.stderr)
+        return 1
+    return 0
 
 
 def cmd_localize(args: argparse.Namespace) -> int:
@@ -92,10 +101,10 @@ def cmd_localize(args: argparse.Namespace) -> int:
     if args.estimate:
         return 0
     name = localize.localize(ws, gw, args.k, args.name, rungs, args.limit, progress=print_progress)
-    _usage(gw)
+    status = _usage(gw)
     print(f"run: {name}")
     print_table(localize.audit_summary(ws, name).to_dict("records"))
-    return 0
+    return status
 
 
 def cmd_qa(args: argparse.Namespace) -> int:
@@ -114,12 +123,12 @@ def cmd_qa(args: argparse.Namespace) -> int:
         return 0
     name = qa.answer(ws, gw, args.setting, args.context_run, args.k, args.name, rungs, args.limit,
                      progress=print_progress)
-    _usage(gw)
+    status = _usage(gw)
     print(f"QA run: {name}")
     answers = qa.load_answers(ws, [name])
     counts = answers.groupby(["rung", "status"], sort=False).size().unstack(fill_value=0).reset_index()
     print_table(counts.to_dict("records"))
-    return 0
+    return status
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
@@ -142,15 +151,14 @@ def cmd_judge(args: argparse.Namespace) -> int:
     if args.estimate:
         return 0
     name = judge.judge(ws, args.qa_run, args.judge, gw, args.repeats, rungs, args.limit, progress=print_progress)
-    if gw is not None:
-        _usage(gw)
+    status = _usage(gw) if gw is not None else 0
     print(f"judge: {name}")
     print_table(judge.summary(ws, args.qa_run).query("judge == @name").to_dict("records"))
     if args.repeats > 1:
         print_json(judge.agreement(ws, args.qa_run, name))
     if args.agreement:
         print_json(judge.agreement(ws, args.qa_run, name, args.agreement))
-    return 0
+    return status
 
 
 def cmd_diagnose(args: argparse.Namespace) -> int:

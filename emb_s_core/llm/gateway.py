@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -59,9 +60,11 @@ class Usage:
     """Running totals for one gateway (thread-safe updates)."""
 
     calls: int = 0
+    ok: int = 0  # replies this gateway returned (sent or from the cache)
     cache_hits: int = 0
     does_not_fit: int = 0
     errors: int = 0
+    error_kinds: dict[str, int] = field(default_factory=dict)  # "BadRequestError": 3, ... (see error_kind)
     retries: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -191,6 +194,7 @@ class Gateway:
             if hit is not None:
                 with self._lock:
                     self.usage.cache_hits += 1
+                    self.usage.ok += 1
                 return CallResult(OK, hit["text"], hit["prompt_tokens"], hit["completion_tokens"], 0.0, cached=True)
         result = self._call_with_retries(messages, n_prompt)
         with self._lock:
@@ -199,6 +203,10 @@ class Gateway:
             self.usage.cost += result.cost
             self.usage.retries += max(0, result.attempts - 1)
             self.usage.errors += result.status == ERROR
+            self.usage.ok += result.status == OK
+            if result.status == ERROR:
+                kind = error_kind(result.error)
+                self.usage.error_kinds[kind] = self.usage.error_kinds.get(kind, 0) + 1
         if result.status == OK and self.cache is not None:
             self.cache.put(key, self.model, result.text or "", result.prompt_tokens, result.completion_tokens,
                            result.cost)
@@ -281,6 +289,18 @@ class Gateway:
         elif price is None:
             out["note"] = "litellm's cost map has no price for this model; cost unknown"
         return out
+
+
+_ERROR_NAME = re.compile(r"\b([A-Z]\w*(?:Error|Exception|Timeout))\b")
+
+
+def error_kind(error: str | None) -> str:
+    """A short class for an error message, for counts: the exception name it names ("BadRequestError"), with
+    "after retries" when the gateway gave up retrying it."""
+    text = error or ""
+    names = _ERROR_NAME.findall(text)
+    name = names[0] if names else (text.split(":")[0][:40] or "error")
+    return f"{name} (after retries)" if text.startswith("gave up after") else name
 
 
 def _short(exc: BaseException, limit: int = 300) -> str:
