@@ -193,8 +193,11 @@ def _todo(ws: Workspace, qa_run: str, judge: str, repeats: int, rungs: list[str]
     answers = answers[answers["status"] == llm.OK]
     if rungs:
         answers = answers[answers["rung"].isin(rungs)]
-    if limit is not None:
-        answers = answers[answers["qid"].isin(sorted(set(answers["qid"]))[:limit])]
+    protocol.check_limit(limit)
+    if limit is not None:  # N per rung in the seeded order every protocol uses
+        keep = {(rung, q) for rung, g in answers.groupby("rung", sort=False)
+                for q in protocol.query_order(list(g["qid"]))[:limit]}
+        answers = answers[[(r, q) in keep for r, q in zip(answers["rung"], answers["qid"])]]
     qs = ws.read_pandas("queries", ["qid", "text", "answer", "answer_aliases"]).rename(
         columns={"text": "question", "answer": "true_answer"})
     df = answers[["rung", "qid", "answer"]].merge(qs, on="qid", how="left")

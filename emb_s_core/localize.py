@@ -86,13 +86,13 @@ def _plan(ws: Workspace, gateway: llm.Gateway, k: int, rungs: list[str] | None, 
           run: str | None, prompt: protocol.Prompt) -> list[dict[str, Any]]:
     """One entry per (rung, qid) still to do: messages + prompt tokens, or a does-not-fit marker."""
     lad = ladder_mod.load(ws)
-    wanted = protocol.select_queries(lad, limit)
+    protocol.check_limit(limit)
     done = _done(ws, run) if run else set()
     qs = ws.read_pandas("queries", ["qid", "text"]).set_index("qid")["text"]
     docs = protocol.documents_by_id(ws)
     plan: list[dict[str, Any]] = []
     for rung in protocol.select_rungs(lad, rungs):
-        qids = [q for q in rung.qids if (wanted is None or q in wanted) and (rung.name, q) not in done]
+        qids = [q for q in protocol.rung_queries(rung, limit) if (rung.name, q) not in done]
         if not qids:
             continue
         context = protocol.context_of(docs, rung.doc_ids)

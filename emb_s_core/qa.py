@@ -94,7 +94,7 @@ def _plan(ws: Workspace, gateway: llm.Gateway, setting: str, context_run: str | 
     if setting not in SETTINGS:
         raise EmbSError(f"unknown QA setting {setting!r}", fix=f"use one of: {', '.join(SETTINGS)}.")
     lad = ladder_mod.load(ws)
-    wanted = protocol.select_queries(lad, limit)
+    protocol.check_limit(limit)
     done_df = load_answers(ws, [name])
     done = set(zip(done_df.loc[done_df["status"] != llm.ERROR, "rung"], done_df.loc[done_df["status"] != llm.ERROR,
                                                                                      "qid"]))
@@ -114,7 +114,7 @@ def _plan(ws: Workspace, gateway: llm.Gateway, setting: str, context_run: str | 
         res = runs.load_results(ws, runs=[context_run], rungs=[r.name for r in chosen])
         ranked = {(r, q): (s, ids) for r, q, s, ids in zip(res["rung"], res["qid"], res["status"], res["doc_ids"])}
     for rung in chosen:
-        qids = [q for q in rung.qids if (wanted is None or q in wanted) and (rung.name, q) not in done]
+        qids = [q for q in protocol.rung_queries(rung, limit) if (rung.name, q) not in done]
         if not qids:
             continue
         if setting == GLOBAL:

@@ -15,7 +15,8 @@ from emb_s_core.cli.common import (DEFAULT_MODEL, add_model_options, add_workspa
 
 def _add_scope(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rungs", default=None, help="comma-separated rung names (default: all)")
-    p.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N queries (by qid)")
+    p.add_argument("--limit", type=int, default=None, metavar="N",
+                   help="N queries per rung, in one seeded order shared by localize/qa/judge (default: all)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -75,6 +76,15 @@ def _show_estimate(est: dict) -> None:
           + (f" ({est['note']})" if est.get("note") else ""))
 
 
+def _say_empty_rungs(ws, rungs: list[str] | None) -> None:
+    """A rung without queries gets no cell: say so instead of skipping it silently."""
+    from emb_s_core import ladder, protocol
+
+    empty = protocol.rungs_without_queries(protocol.select_rungs(ladder.load(ws), rungs))
+    if empty:
+        print(f"note: {len(empty)} rung(s) hold no queries and get no cells: {', '.join(empty)}", file=sys.stderr)
+
+
 def _usage(gw) -> int:
     """Print the gateway's totals; the exit status: 1 when calls failed and none succeeded, else 0."""
     u = gw.usage
@@ -98,6 +108,7 @@ def cmd_localize(args: argparse.Namespace) -> int:
     gw = gateway_from_args(args, ws, args.model)
     rungs = parse_list(args.rungs)
     _show_estimate(localize.estimate(ws, gw, args.k, rungs, args.limit, args.name))
+    _say_empty_rungs(ws, rungs)
     if args.estimate:
         return 0
     name = localize.localize(ws, gw, args.k, args.name, rungs, args.limit, progress=print_progress)
@@ -119,6 +130,7 @@ def cmd_qa(args: argparse.Namespace) -> int:
     gw = gateway_from_args(args, ws, args.model)
     rungs = parse_list(args.rungs)
     _show_estimate(qa.estimate(ws, gw, args.setting, args.context_run, args.k, rungs, args.limit, args.name))
+    _say_empty_rungs(ws, rungs)
     if args.estimate:
         return 0
     name = qa.answer(ws, gw, args.setting, args.context_run, args.k, args.name, rungs, args.limit,

@@ -76,9 +76,8 @@ def test_localize_run_is_a_run(ws):
     assert runs.get_run(ws, name)["kind"] == "localize"
     res = runs.load_results(ws, runs=[name])
     lad = ladder.load(ws)
-    wanted = protocol.select_queries(lad, 4)
-    expected = {(r, q) for r in ("2K/geography", "4K") for q in lad.rung(r).qids if q in wanted}
-    assert set(zip(res["rung"], res["qid"])) == expected
+    expected = {(r, q) for r in ("2K/geography", "4K") for q in protocol.rung_queries(lad.rung(r), 4)}
+    assert set(zip(res["rung"], res["qid"])) == expected and len(expected) == 8  # --limit is per rung
     assert (res["status"] == runs.OK).all()
     assert all(list(ids) == [0, 12, 3] for ids in res["doc_ids"])
     detail = json.loads(res["detail"].iloc[0])

@@ -140,11 +140,37 @@ def test_rag_skips_ids_that_name_no_document(ws, monkeypatch):
     seen = []
     respond = reader(ws)
     scripted(monkeypatch, lambda m: (seen.append(m[-1]["content"]), respond(m))[1])
-    name = qa.answer(ws, gw(ws), setting="rag", context_run="inventive", k=2, rungs=["2K/geography"], limit=1)
-    row = qa.load_answers(ws, [name]).iloc[0]
+    name = qa.answer(ws, gw(ws), setting="rag", context_run="inventive", k=2, rungs=["2K/geography"])
+    answers = qa.load_answers(ws, [name]).set_index("qid")
+    assert (answers.drop(index="g00")["status"] == qa.NO_CONTEXT).all() and len(seen) == 1
+    row = answers.loc["g00"]
     assert row["status"] == "ok" and list(row["context_ids"]) == [0]
     assert json.loads(row["detail"])["missing_ids"] == [99999]
     assert re.findall(r"\[DocID=(\d+)\]", seen[0]) == ["0"]
+
+
+def test_limit_is_per_rung_seeded_and_shared_by_every_protocol(ws, monkeypatch, capsys):
+    """Issue 16: --limit N took the first N qids of the whole bank, so a domain rung could get 0 cells."""
+    lad = ladder.load(ws)
+    geo, people = lad.rung("2K/geography"), lad.rung("2K/people")
+    assert protocol.rung_queries(geo, 3) == protocol.rung_queries(geo, 3)  # seeded: the same every time
+    assert len(protocol.rung_queries(geo, 3)) == 3 and len(protocol.rung_queries(people, 3)) == 3
+    assert set(protocol.rung_queries(geo, 3)) <= set(geo.qids) and protocol.rung_queries(geo, 99) == geo.qids
+    # the old rule (first 3 qids of the bank: g00, g01, g02) would give the people rung none
+    assert not set(sorted(q for r in lad.rungs for q in r.qids)[:3]) & set(people.qids)
+    scripted(monkeypatch, reader(ws))
+    name = qa.answer(ws, gw(ws), setting="global", rungs=["2K/geography", "2K/people"], limit=3)
+    answers = qa.load_answers(ws, [name])
+    assert answers.groupby("rung").size().to_dict() == {"2K/geography": 3, "2K/people": 3}
+    judge.judge(ws, name, limit=2)  # the judge takes the first 2 of the same order on each rung
+    judged = judge.load_judgments(ws, ["reference"], [name])
+    assert set(zip(judged["rung"], judged["qid"])) == {(r.name, q) for r in (geo, people)
+                                                       for q in protocol.rung_queries(r, 2)}
+    with pytest.raises(EmbSError, match="--limit must be positive"):
+        qa.answer(ws, gw(ws), setting="global", rungs=["2K/geography"], limit=0)
+    import dataclasses
+
+    assert protocol.rungs_without_queries([geo, dataclasses.replace(people, qids=[])]) == ["2K/people"]
 
 
 def test_global_qa_fits_or_does_not(ws, monkeypatch):
