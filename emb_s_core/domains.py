@@ -128,17 +128,11 @@ def by_llm(ws: Workspace, gateway, descriptions: dict[str, str], prompt_version:
     gateway.check_credentials()
     prompt = protocol.load_prompt(PROMPT, prompt_version)
     names = list(descriptions)
-    listing = "\n".join(f"- {n}: {d}" for n, d in descriptions.items())
     docs = bank.documents(ws, ["doc_id", "title", "text"]).sort_values("doc_id")
     rows = []
     for start in range(0, len(docs), batch_size):
         part = docs.iloc[start: start + batch_size]
-        batch = []
-        for t, x in zip(part["title"], part["text"]):
-            body = render_document(t if isinstance(t, str) else None, x)
-            body = body if len(body) <= DOC_CHARS else body[:DOC_CHARS] + " [...]"
-            batch.append([{"role": "user", "content": prompt.render(domains=listing, document=body,
-                                                                     names=", ".join(names))}])
+        batch = _messages(part, descriptions, prompt)
         for doc_id, res in zip(part["doc_id"], gateway.complete_many(batch, salts=[prompt.version] * len(batch))):
             label = parse_domain(res.text, names) if res.status == "ok" else None
             rows.append({"doc_id": int(doc_id), "domain": label, "reply": res.text,
@@ -146,6 +140,29 @@ def by_llm(ws: Workspace, gateway, descriptions: dict[str, str], prompt_version:
         if progress:
             progress(f"labeling documents ({gateway.model})", min(1.0, (start + len(part)) / len(docs)))
     return pd.DataFrame(rows, columns=["doc_id", "domain", "reply", "status"])
+
+
+def _messages(docs: pd.DataFrame, descriptions: dict[str, str], prompt) -> list:
+    """One labeling prompt per document (title + text, cut at DOC_CHARS)."""
+    listing = "\n".join(f"- {n}: {d}" for n, d in descriptions.items())
+    batch = []
+    for t, x in zip(docs["title"], docs["text"]):
+        body = render_document(t if isinstance(t, str) else None, x)
+        body = body if len(body) <= DOC_CHARS else body[:DOC_CHARS] + " [...]"
+        batch.append([{"role": "user", "content": prompt.render(domains=listing, document=body,
+                                                                 names=", ".join(descriptions))}])
+    return batch
+
+
+def estimate(ws: Workspace, gateway, descriptions: dict[str, str], prompt_version: int = 1) -> dict:
+    """Calls, tokens and the cost upper bound of labeling every document with ``gateway``'s model (no call made;
+    cached replies count as cached)."""
+    from emb_s_core import protocol
+
+    prompt = protocol.load_prompt(PROMPT, prompt_version)
+    docs = bank.documents(ws, ["doc_id", "title", "text"]).sort_values("doc_id")
+    batch = _messages(docs, descriptions, prompt)
+    return gateway.estimate(batch, salts=[prompt.version] * len(batch))
 
 
 def query_domains(queries: pd.DataFrame, doc_domain: pd.Series) -> pd.Series:

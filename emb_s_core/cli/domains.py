@@ -55,8 +55,9 @@ def cmd_label(args: argparse.Namespace) -> int:
 
         gateway = gateway_from_args(args, ws, args.model)
         if args.estimate:
-            n = len(ws.read("documents", ["doc_id"]))
-            print(f"estimate: {n:,} documents, one call each with {gateway.model} (cached ones are not sent again)")
+            from emb_s_core.cli.common import print_estimate
+
+            print_estimate(domains.estimate(ws, gateway, descriptions))
             return 0
     from emb_s_core.cli.use import print_progress
 

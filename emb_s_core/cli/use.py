@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from emb_s_core.cli.common import (DEFAULT_MODEL, add_model_options, add_workspace, gateway_from_args,
-                                   print_json, print_progress, print_table)
+                                   print_estimate, print_json, print_progress, print_table)
 
 
 def _add_scope(p: argparse.ArgumentParser) -> None:
@@ -67,15 +67,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_diagnose)
 
 
-def _show_estimate(est: dict) -> None:
-    cost = est.get("cost_usd_max")
-    print(f"estimate: {est['calls']} cells, {est['cached']} cached, {est['does_not_fit']} do not fit, "
-          f"{est['to_send']} calls to send, {est['prompt_tokens']:,} prompt tokens, "
-          f"≤ {est['max_completion_tokens']:,} reply tokens, cost ≤ "
-          + ("unknown" if cost is None else f"${cost:.4f}")
-          + (f" ({est['note']})" if est.get("note") else ""))
-
-
 def _say_empty_rungs(ws, rungs: list[str] | None) -> None:
     """A rung without queries gets no cell: say so instead of skipping it silently."""
     from emb_s_core import ladder, protocol
@@ -107,7 +98,7 @@ def cmd_localize(args: argparse.Namespace) -> int:
     ws = Workspace(args.workspace)
     gw = gateway_from_args(args, ws, args.model)
     rungs = parse_list(args.rungs)
-    _show_estimate(localize.estimate(ws, gw, args.k, rungs, args.limit, args.name))
+    print_estimate(localize.estimate(ws, gw, args.k, rungs, args.limit, args.name))
     _say_empty_rungs(ws, rungs)
     if args.estimate:
         return 0
@@ -129,7 +120,7 @@ def cmd_qa(args: argparse.Namespace) -> int:
         return 0
     gw = gateway_from_args(args, ws, args.model)
     rungs = parse_list(args.rungs)
-    _show_estimate(qa.estimate(ws, gw, args.setting, args.context_run, args.k, rungs, args.limit, args.name))
+    print_estimate(qa.estimate(ws, gw, args.setting, args.context_run, args.k, rungs, args.limit, args.name))
     _say_empty_rungs(ws, rungs)
     if args.estimate:
         return 0
@@ -157,7 +148,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
         prompt = judge.protocol.load_prompt("judge")
         batch = [judge.judge_messages(prompt, q, t, a) for q, t, a in
                  zip(todo["question"], todo["true_answer"], todo["answer"])]
-        _show_estimate(gw.estimate(batch, salts=[int(r) or None for r in todo["repeat"]]))
+        print_estimate(gw.estimate(batch, salts=[int(r) or None for r in todo["repeat"]]))
     elif args.estimate:
         print("estimate: the reference-match judge makes no model call (cost $0)")
     if args.estimate:
