@@ -146,10 +146,16 @@ def summary(df: pd.DataFrame, by: tuple[str, ...] | list[str] = ("rung",)) -> pd
     return out[[*by, "quadrant", "label", "n", "share", "n_classified", "n_excluded"]].reset_index(drop=True)
 
 
+EXCLUDED = "excluded"  # the cells no quadrant holds (no ranking, no answer, no judgment), each with its reason
+
+
 def cases(df: pd.DataFrame, quadrant: str) -> pd.DataFrame:
-    """The rows of one quadrant (e.g. the use failures) for the page's case list."""
+    """The rows of one quadrant (e.g. the use failures) for the page's case list, or with ``excluded`` the cells
+    left out of every quadrant (their ``reason`` says why)."""
+    if quadrant == EXCLUDED:
+        return df[df["quadrant"].isna()].reset_index(drop=True)
     if quadrant not in QUADRANTS:
-        raise EmbSError(f"unknown quadrant {quadrant!r}", fix=f"use one of: {', '.join(QUADRANTS)}.")
+        raise EmbSError(f"unknown quadrant {quadrant!r}", fix=f"use one of: {', '.join([*QUADRANTS, EXCLUDED])}.")
     return df[df["quadrant"] == quadrant].reset_index(drop=True)
 
 

@@ -61,7 +61,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                "multi_source)")
     p.add_argument("--rungs", default=None)
     p.add_argument("--cases", default=None, metavar="QUADRANT",
-                   help="list the queries of one quadrant (use_failure, access_failure, ...)")
+                   help="list the queries of one quadrant (use_failure, access_failure, ...), or 'excluded': the "
+                        "cells in no quadrant, with the reason")
     p.add_argument("--figure", default=None, metavar="FILE.html", help="write the quadrant-share figure (HTML)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_diagnose)
@@ -185,6 +186,8 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     if args.cases:
         rows = diagnose.cases(df, args.cases)
         cols = ["rung", "qid", "sr", "score", "answer", "domain", "task_type"]
+        if args.cases == diagnose.EXCLUDED:
+            cols = ["rung", "qid", "reason", "access_status", "sr", "score", "domain", "task_type"]
         if args.json:
             print_json(rows[cols].to_dict("records"))
         else:
