@@ -188,6 +188,23 @@ def agreement(truth: pd.Series, predicted: pd.Series, labels: list[str] | None =
 
 
 # ------------------------------------------------------------------------------------------------ one labeling
+CLOSE_MARGIN = 0.02  # best minus second domain similarity below this: the document sits between two domains
+WARN_SHARE = 0.25  # warn when at least this share of documents sits that close
+
+
+def confidence(documents: pd.DataFrame) -> dict | None:
+    """Zero-shot labels only: quantiles of each document's margin (best minus second domain similarity) and the
+    share within :data:`CLOSE_MARGIN` of its second domain; None for LLM labels (they have no margin)."""
+    if "margin" not in documents.columns:
+        return None
+    m = documents["margin"].dropna().to_numpy(np.float64)
+    if not len(m):
+        return None
+    q = np.quantile(m, [0.1, 0.25, 0.5, 0.75, 0.9])
+    return {"n": int(len(m)), "p10": float(q[0]), "p25": float(q[1]), "median": float(q[2]), "p75": float(q[3]),
+            "p90": float(q[4]), "close_margin": CLOSE_MARGIN, "share_close": float(np.mean(m < CLOSE_MARGIN))}
+
+
 @dataclass
 class Labeling:
     method: str  # "embedder:<spec>" or "llm:<model>"
@@ -198,6 +215,9 @@ class Labeling:
     query_agreement: dict | None
     unlabeled: int = 0
     messages: list[str] = field(default_factory=list)
+
+    def confidence(self) -> dict | None:
+        return confidence(self.documents)
 
     def distribution(self) -> pd.DataFrame:
         """Documents, tokens and queries per new domain (what the ladder will be built from)."""
@@ -236,6 +256,12 @@ def label(ws: Workspace, descriptions: dict[str, str] | None = None, embedder: s
                         "they keep their previous domain")
     if doc_agree is None:
         messages.append("no document carries one of these domains already, so there is no agreement to report")
+    conf = confidence(docs)
+    if conf is not None and conf["share_close"] >= WARN_SHARE:
+        messages.append(f"warning: {conf['share_close']:.0%} of documents are within {CLOSE_MARGIN} of their "
+                        "second domain (best minus second similarity): these labels are close to arbitrary, so "
+                        "domain rungs built from them would not isolate anything; check the distribution before "
+                        "--apply, or pass domains that fit the bank (--domains / --descriptions)")
     final_domains = set(docs["final"]) | set(queries["domain"])
     if len(final_domains) > MAX_DOMAINS:
         messages.append(f"the bank would span {len(final_domains)} domains (more than {MAX_DOMAINS}); the ladder "
