@@ -35,11 +35,11 @@ import pyarrow as pa
 
 from emb_s_core import answer_match, llm, protocol, qa
 from emb_s_core.errors import EmbSError
+from emb_s_core.schema import UNPARSEABLE
 from emb_s_core.store import Workspace
 
 REFERENCE = "reference"
 REFERENCE_VERSION = "reference_v2"  # v1 credited containment without the alternative and negation checks
-UNPARSEABLE = "unparseable"
 JUDGMENTS_SCHEMA = pa.schema([
     pa.field("judge", pa.string(), nullable=False), pa.field("qa_run", pa.string(), nullable=False),
     pa.field("rung", pa.string(), nullable=False), pa.field("qid", pa.string(), nullable=False),
@@ -145,7 +145,7 @@ def judge(ws: Workspace, qa_run: str, judge: str = REFERENCE, gateway: llm.Gatew
 
     Resumable: finished (rung, qid, repeat) cells are skipped; error cells are retried.
     """
-    todo = _todo(ws, qa_run, judge, repeats, rungs, limit)
+    todo = pending(ws, qa_run, judge, repeats, rungs, limit)
     name = judge_name(judge)
     if judge != REFERENCE:
         if gateway is None:
@@ -183,8 +183,9 @@ def judge(ws: Workspace, qa_run: str, judge: str = REFERENCE, gateway: llm.Gatew
     return name
 
 
-def _todo(ws: Workspace, qa_run: str, judge: str, repeats: int, rungs: list[str] | None,
-          limit: int | None) -> pd.DataFrame:
+def pending(ws: Workspace, qa_run: str, judge: str, repeats: int, rungs: list[str] | None,
+            limit: int | None) -> pd.DataFrame:
+    """The (answer, repeat) cells ``judge`` has still to score: what a run would send (the CLI's estimate uses it)."""
     if repeats < 1:
         raise EmbSError(f"--repeats must be ≥ 1, got {repeats}", fix="pass --repeats 1 or more.")
     if qa.get_qa_run(ws, qa_run) is None:

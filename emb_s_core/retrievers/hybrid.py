@@ -22,12 +22,14 @@ class Hybrid(Retriever):
 
     def check(self) -> None:
         for p in self.parts:
-            if hasattr(p, "check"):
-                p.check()
+            p.check()
 
     def config(self) -> dict[str, Any]:
         return {"spec": self.spec, "fusion": "rrf", "k_rrf": self.k_rrf, "depth": self.depth,
                 "parts": [p.config() for p in self.parts]}
+
+    def uncached(self, ws: Workspace, doc_ids: np.ndarray | None = None) -> int:
+        return max(p.uncached(ws, doc_ids) for p in self.parts)
 
     def prepare(self, ws: Workspace, doc_ids: np.ndarray, progress=None) -> None:
         for p in self.parts:

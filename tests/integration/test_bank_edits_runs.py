@@ -12,7 +12,7 @@ from emb_s_core.analysis import report
 from emb_s_core.cli import main as cli
 from emb_s_core.errors import EmbSError
 from emb_s_core.store import Workspace
-from tests.use_bank import scripted, use_base_ws, ws  # noqa: F401 (fixtures)
+from testkit.use_bank import scripted, use_base_ws, ws  # noqa: F401 (fixtures)
 
 OPTIONS = ladder.LadderOptions(base="2K", domain_sizes=("2K", "4K"), shared_size="4K", reserve=256)
 

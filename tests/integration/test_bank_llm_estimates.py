@@ -8,7 +8,7 @@ from emb_s_core import bank, collide, domains, llm
 from emb_s_core.cli import main as cli
 from emb_s_core.store import Workspace
 from tests.conftest import native_bank
-from tests.use_bank import scripted
+from testkit.use_bank import scripted
 
 ESTIMATE = re.compile(r"estimate: (\d+) cells, (\d+) cached, (\d+) do not fit, (\d+) calls to send, ([\d,]+) prompt "
                       r"tokens, ≤ ([\d,]+) reply tokens, cost ≤ \$(\d+\.\d+)")

@@ -10,7 +10,7 @@ import pytest
 
 from emb_s_core import llm, qa
 from emb_s_core.cli import main as cli
-from tests.use_bank import scripted, use_base_ws, ws  # noqa: F401 (fixtures)
+from testkit.use_bank import scripted, use_base_ws, ws  # noqa: F401 (fixtures)
 
 
 class FailingServer:

@@ -9,7 +9,7 @@ import shutil
 from emb_s_core import bank, collide, domains, judge, ladder, llm, localize, protocol, qa, runs
 from emb_s_core.store import Workspace
 from tests.conftest import native_bank
-from tests.use_bank import scripted, use_base_ws, ws  # noqa: F401 (fixtures)
+from testkit.use_bank import scripted, use_base_ws, ws  # noqa: F401 (fixtures)
 
 BIG = 100_000
 
