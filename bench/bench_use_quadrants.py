@@ -73,16 +73,18 @@ def quadrants(w: str) -> list[dict]:
 
 def rule_v1_counts(w: str) -> tuple[dict, list[dict]]:
     """The same answers and access, answered-well by the judge rule before issue 16 (containment alone): the
-    quadrant counts, and the answers whose credit the rule change flipped."""
+    quadrant counts (plus how many answers each rule credits and how many are exact matches), and the answers
+    whose credit the rule change flipped."""
     from bench_judge import v1_score
 
-    from emb_s_core import bank, diagnose
+    from emb_s_core import answer_match, bank, diagnose
     from emb_s_core.store import Workspace
 
     ws = Workspace(w)
     df = diagnose.quadrants(ws, "bm25", QA_RUN, k=3, access_threshold=1.0, score_threshold=4)
     qs = bank.queries(ws).set_index("qid")
     counts = {q: 0 for q in diagnose.QUADRANTS}
+    counts["em"] = counts["v2_credited"] = counts["v1_credited"] = 0
     flipped = []
     for row in df.itertuples():
         if row.quadrant is None:
@@ -90,6 +92,11 @@ def rule_v1_counts(w: str) -> tuple[dict, list[dict]]:
         q = qs.loc[row.qid]
         aliases = q["answer_aliases"]
         good = v1_score(row.answer or "", q["answer"], [] if aliases is None else list(aliases)) >= 4
+        counts["v1_credited"] += good
+        counts["v2_credited"] += bool(row.answered_well)
+        counts["em"] += row.score == 5 and any(
+            answer_match.normalize(row.answer) == answer_match.normalize(t)
+            for t in [q["answer"], *([] if aliases is None else list(aliases))])
         counts[{(True, True): diagnose.ACCESSED_GOOD, (True, False): diagnose.USE_FAILURE,
                 (False, True): diagnose.UNACCESSED_GOOD, (False, False): diagnose.ACCESS_FAILURE}[
             (bool(row.accessed), good)]] += 1
