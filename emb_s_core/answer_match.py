@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
-_PUNCT = str.maketrans("", "", string.punctuation + "“”‘’")
+_PUNCT = str.maketrans("", "", string.punctuation + "“”‘’–—")  # SQuAD's ASCII set, plus quotes and dashes
 NEGATION_CUES = frozenset({"not", "no", "never", "neither", "nor", "none", "cannot", "cant", "isnt", "wasnt",
                            "arent", "werent", "doesnt", "didnt", "dont", "wont", "hasnt", "havent", "hadnt",
                            "unlike"})
@@ -125,9 +125,11 @@ class Reply:
                 return True
             if j + 1 < len(before) and (word, before[j + 1]) in NEGATION_BIGRAMS:
                 return True
-        # the words right after, even across one break: "Golden Valley, Minnesota, is incorrect"
+        # the words right after, even across one break ("Golden Valley, Minnesota, is incorrect"), unless they open
+        # another phrase read here ("..., but Don't Freak Me Out is" names a title, not a denial)
+        opens_phrase = any(s == end for s, _ in self.spans)
         after = [t for t, c in zip(self.tokens[end:end + 2], self.clauses[end:end + 2]) if c == self.clauses[end]] \
-            if end < len(self.tokens) else []
+            if end < len(self.tokens) and not opens_phrase else []
         if after and (after[0] in _AUX_NOT or (after[0] in _AUX and len(after) > 1 and after[1] in _DENIALS)):
             return True
         return False

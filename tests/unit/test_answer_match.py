@@ -137,6 +137,18 @@ def test_answer_side_of_the_question_is_credited():
     assert judge.reference_score("Emma Bull or Virginia Woolf", "Adeline Virginia Woolf", [], question=q)["score"] == 1
 
 
+def test_found_on_held_out_replies():
+    """Two wrong replies the held-out phrasings of bench_judge found credited (fixed since)."""
+    q = "Which album was released first, Don'T Freak Me Out or Love & War (Barlowgirl Album)?"
+    reply = "I think Love & War (Barlowgirl Album), but Don'T Freak Me Out is also possible."
+    assert judge.reference_score(reply, "Don'T Freak Me Out", [], question=q)["score"] < 4  # a title is no denial
+    q = "Which film was released later, He Knows You'Re Alone or The Twilight Saga: Breaking Dawn – Part 2?"
+    reply = "The Twilight Saga: Breaking Dawn – Part 2 is incorrect; it is Mama'S Little Pirate."
+    answer = "The Twilight Saga: Breaking Dawn – Part 2"
+    assert judge.reference_score(reply, answer, [], question=q)["score"] < 4  # the dash is punctuation
+    assert judge.reference_score(answer, answer, [], question=q)["score"] == 5
+
+
 def test_negated_answer_outside_comparisons():
     q = "What government position was held by the woman who portrayed Corliss Archer?"
     assert judge.reference_score("She was Chief of Protocol", "Chief of Protocol", [], question=q)["score"] == 4
