@@ -73,17 +73,20 @@ def _retired_reasons(ws: Workspace) -> dict[str, str]:
 
 
 def earlier_bank(ws: Workspace, configs: dict[str, dict], left: pd.DataFrame | None = None) -> dict[str, str]:
-    """Runs (name → stored config) made on an earlier bank version, with why we know."""
+    """Runs (name → stored config) made on an earlier bank version or ladder, with why we know."""
     now = _stored_hashes(ws)
     out: dict[str, str] = {}
     gone = set(left["run"]) if left is not None and len(left) else set()
     for run, config in configs.items():
         recorded = (config or {}).get(LADDER_KEY)
+        why = []
+        if run in gone:
+            why.append("made on an earlier bank version (it holds queries the bank has retired since)")
         # compared rung by rung: storing another ladder kind (official, benign) beside it changes nothing here
         if recorded and now is not None and any(now.get(rung) != h for rung, h in recorded.items()):
-            out[run] = "made on an earlier bank version: the ladder was rebuilt since it ran"
-        elif run in gone:
-            out[run] = "made on an earlier bank version: it holds queries the bank has retired since"
+            why.append("made on an earlier ladder (rebuilt since it ran)")
+        if why:
+            out[run] = "; ".join(why)
     return out
 
 

@@ -53,9 +53,12 @@ def test_report_scores_old_runs_on_the_remaining_queries(edited, capsys):
     geo = rows[(rows["run"] == "bm25") & (rows["rung"] == "2K/geography")]
     assert int(geo["n"].iloc[0]) == 11  # 12 geography queries, g00 retired
     notes = report.bank_notes(ws)
-    assert len(notes) == 2 and all("made on an earlier bank version" in n for n in notes)
-    assert any(n.startswith("run 'bm25'") and "1 retired query" in n and "g00" in n for n in notes)
-    assert any(n.startswith(f"run {loc!r}") and "the ladder was rebuilt" in n for n in notes)
+    assert len(notes) == 2
+    bm25 = next(n for n in notes if n.startswith("run 'bm25'"))
+    assert "made on an earlier bank version" in bm25 and "made on an earlier ladder" in bm25
+    assert "1 retired query left out of its scores (2 rows): g00" in bm25
+    mine = next(n for n in notes if n.startswith(f"run {loc!r}"))
+    assert "made on an earlier ladder (rebuilt since it ran)" in mine
     assert cli(["report", "-w", str(ws.path), "--metrics", "SR@10", "--n-boot", "0"]) == 0
     err = capsys.readouterr().err
     assert "note: run 'bm25'" in err and "g00" in err
@@ -68,7 +71,7 @@ def test_diagnose_reads_old_runs_and_names_the_retired_query(edited, capsys):
     assert df["quadrant"].notna().all()
     notes = diagnose.bank_notes(ws, "bm25", qa_run)
     assert any("g00" in n and n.startswith("run 'bm25'") for n in notes)
-    assert any(n.startswith(f"run {qa_run!r}") and "ladder was rebuilt" in n for n in notes)
+    assert any(n.startswith(f"run {qa_run!r}") and "made on an earlier ladder" in n and "g00" in n for n in notes)
     assert cli(["diagnose", "-w", str(ws.path), "--access-run", "bm25", "--qa-run", qa_run, "-k", "2"]) == 0
     captured = capsys.readouterr()
     assert "g00" in captured.err and "access_failure" in captured.out
