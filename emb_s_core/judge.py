@@ -135,7 +135,26 @@ def load_judgments(ws: Workspace, judges: list[str] | None = None, qa_runs: list
         df = df[df["judge"].isin(judges)]
     if qa_runs is not None:
         df = df[df["qa_run"].isin(qa_runs)]
-    return df.drop_duplicates(["judge", "qa_run", "rung", "qid", "repeat"], keep="last").reset_index(drop=True)
+    df = df.drop_duplicates(["judge", "qa_run", "rung", "qid", "repeat"], keep="last").reset_index(drop=True)
+    return _reparsed(df)
+
+
+RAW_LIMIT = 500  # characters of an LLM judge's reply stored in ``raw``
+
+
+def _reparsed(df: pd.DataFrame) -> pd.DataFrame:
+    """LLM judgments scored again from their stored reply with today's :func:`parse_score`, so rows written under an
+    older parsing rule ("On a 0-5 scale, I give it 4" read as 0) are read as the rule reads them now. Replies cut at
+    RAW_LIMIT characters keep their stored score."""
+    llm_rows = df["judge"].str.startswith("llm:") & df["status"].isin([llm.OK, UNPARSEABLE]) & df["raw"].notna()
+    llm_rows &= df["raw"].fillna("").str.len() < RAW_LIMIT
+    if not llm_rows.any():
+        return df
+    df = df.copy()
+    parsed = [parse_score(r) for r in df.loc[llm_rows, "raw"]]
+    df.loc[llm_rows, "score"] = [float("nan") if p is None else float(p) for p in parsed]
+    df.loc[llm_rows, "status"] = [llm.OK if p is not None else UNPARSEABLE for p in parsed]
+    return df
 
 
 def judge(ws: Workspace, qa_run: str, judge: str = REFERENCE, gateway: llm.Gateway | None = None,
@@ -170,7 +189,7 @@ def judge(ws: Workspace, qa_run: str, judge: str = REFERENCE, gateway: llm.Gatew
                 score = parse_score(res.text) if res.status == llm.OK else None
                 status = res.status if res.status != llm.OK else (llm.OK if score is not None else UNPARSEABLE)
                 rows.append({"score": None if score is None else float(score), "status": status,
-                             "raw": (res.text or res.error or "")[:500], "prompt_version": prompt.version,
+                             "raw": (res.text or res.error or "")[:RAW_LIMIT], "prompt_version": prompt.version,
                              "cost": res.cost})
         out = pd.concat([chunk[["rung", "qid", "repeat"]].reset_index(drop=True), pd.DataFrame(rows)], axis=1)
         out.insert(0, "qa_run", qa_run)

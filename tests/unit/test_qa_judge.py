@@ -311,3 +311,22 @@ def test_reference_judge_reads_the_question_and_rejudges_old_rule_rows(ws, monke
     ws.refresh()
     assert ws.version == version + 1  # one batch: only the old-rule row
     assert judge.scores(ws, name, "reference").set_index("qid").loc["p00", "score"] == 4
+
+
+def test_llm_judgments_of_the_old_parser_are_read_with_the_new_one(ws, monkeypatch):
+    """A row stored when "On a 0-5 scale, I give it 4" parsed as 0 reads as 4; "3 or 4" (stored as 3) as unparseable."""
+    import pyarrow as pa
+
+    oracle_run(ws)
+    scripted(monkeypatch, reader(ws))
+    name = qa.answer(ws, gw(ws), setting="rag", context_run="oracle", k=1, rungs=["2K/geography"], limit=2)
+    qids = sorted(qa.load_answers(ws, [name])["qid"])
+    rows = [{"judge": "llm:gpt-4o-mini", "qa_run": name, "rung": "2K/geography", "qid": q, "repeat": 0,
+             "score": old, "status": "ok", "raw": raw, "prompt_version": "judge_v1", "cost": 0.0}
+            for q, raw, old in zip(qids, ["On a 0-5 scale, I give it 4", "3 or 4"], [0.0, 3.0])]
+    with ws.transaction():
+        ws.write("judgments", pa.Table.from_pylist(rows, schema=judge.JUDGMENTS_SCHEMA), schema=judge.JUDGMENTS_SCHEMA)
+    got = judge.load_judgments(ws, ["llm:gpt-4o-mini"]).set_index("qid")
+    assert got.loc[qids[0], "score"] == 4 and got.loc[qids[0], "status"] == "ok"
+    assert np.isnan(got.loc[qids[1], "score"]) and got.loc[qids[1], "status"] == judge.UNPARSEABLE
+    assert judge.summary(ws, name).set_index("judge").loc["llm:gpt-4o-mini", "unparseable"] == 1
