@@ -346,6 +346,7 @@ def build(ws: Workspace, options: LadderOptions | None = None, progress: bool = 
     rungs.append(_rung("full", "full", None, None, None, docs["doc_id"].to_numpy(), all_kept, docs, qs))
     for i, r in enumerate(rungs):
         r.order = i
+    messages += few_queries_warnings(rungs)
 
     kept_df = pd.DataFrame(kept_rows, columns=KEPT_SCHEMA.names)
     ladder = Ladder(rungs, kept_df, dict(opts.to_json(), encoding=encoding), messages)
@@ -376,6 +377,19 @@ def _rung(name: str, kind: str, domain: str | None, size: int | None, budget: in
     }
     return Rung(name, kind, domain, size, budget, ids, list(qids), n_tokens, _membership_hash(ids, list(qids)),
                 composition)
+
+
+FEW_QUERIES = 10  # a domain rung with fewer kept queries gives SR/FR intervals too wide to compare
+
+
+def few_queries_warnings(rungs: list[Rung]) -> list[str]:
+    """A warning per domain rung holding fewer than FEW_QUERIES queries (e.g. after arbitrary domain labels)."""
+    few = [r for r in rungs if r.domain is not None and len(r.qids) < FEW_QUERIES]
+    if not few:
+        return []
+    listed = ", ".join(f"{r.name} ({len(r.qids)})" for r in few[:12]) + (" ..." if len(few) > 12 else "")
+    return [f"warning: {len(few)} domain rung(s) hold fewer than {FEW_QUERIES} queries: {listed}; their scores "
+            "have wide intervals (check the bank's domains: `emb-s domains label`)"]
 
 
 def _coverage_per_query(negatives: pd.Series, ids: np.ndarray) -> np.ndarray:

@@ -6,6 +6,7 @@ Both read stored results once through :func:`views.per_query`, so the CLI and th
 """
 from __future__ import annotations
 
+import json
 from typing import Sequence
 
 import pandas as pd
@@ -85,6 +86,19 @@ def compare(ws: Workspace, run_a: str, run_b: str, metric: str = "SR@10", rungs:
     tests = [metrics.paired_test(pq, run_a, run_b, rung, metric, n_resamples=n_resamples, seed=seed)
              for rung in shared]
     return _in_ladder_order(ws, pd.DataFrame(tests), ["rung"])
+
+
+def bank_notes(ws: Workspace, runs: Sequence[str] | None = None) -> list[str]:
+    """Runs made on an earlier bank version and the retired queries left out of their scores (one line each)."""
+    from emb_s_core import provenance, runs as runs_mod
+
+    results = runs_mod.load_results(ws, runs=list(runs) if runs is not None else None)
+    left = provenance.left_out(ws, results[["run", "qid"]] if len(results) else results)
+    stored = runs_mod.list_runs(ws)
+    if runs is not None:
+        stored = stored[stored["run"].isin(list(runs))]
+    configs = {r: json.loads(c) for r, c in zip(stored["run"], stored["config"])}
+    return provenance.notes(left, provenance.earlier_bank(ws, configs, left))
 
 
 def ranked_rungs(per_query_df: pd.DataFrame, run_a: str, run_b: str, order: Sequence[str]

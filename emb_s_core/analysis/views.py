@@ -29,14 +29,15 @@ def per_query(ws: Workspace, run_names: Sequence[str] | None = None,
               hn_provenance: Sequence[str] | None = None) -> pd.DataFrame:
     """``metrics.per_query`` over the stored results (all runs, or ``run_names``) and the bank's queries, plus
     ``scale`` (domain rungs of one size pooled). The one workspace-level entry: report, compare and the dashboard
-    all score through it. ``hn_provenance`` keeps only hard negatives of those provenances (HN-intrusion by it)."""
+    all score through it. ``hn_provenance`` keeps only hard negatives of those provenances (HN-intrusion by it).
+    Results of queries the bank no longer holds are left out (:mod:`emb_s_core.provenance` counts and names them)."""
     res = runs.load_results(ws, runs=list(run_names) if run_names is not None else None)
     if res.empty:
         return pd.DataFrame(columns=PER_QUERY_BASE)
     qs = bank.queries(ws)
     if hn_provenance is not None:
         qs = bank.with_hard_negatives_of(ws, qs, list(hn_provenance))
-    pq = metrics.per_query(res, qs)
+    pq = metrics.per_query(res[res["qid"].isin(qs["qid"])], qs)
     pq["scale"] = pq["rung"].map(scale_of)
     return pq
 

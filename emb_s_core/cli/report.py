@@ -106,6 +106,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.wide:
         df = report.wide(df, list(dict.fromkeys(df["rung"])))
     _emit(df, args.format, args.out)
+    for line in report.bank_notes(ws, _split(args.runs)):
+        print(f"note: {line}", file=sys.stderr)
     return 0
 
 
