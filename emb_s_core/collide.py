@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from emb_s_core import bank
 from emb_s_core.errors import EmbSError
-from emb_s_core.schema import OK, QUERY_SCHEMA, UNPARSEABLE, render_document
+from emb_s_core.schema import COLLISION, OK, QUERY_SCHEMA, UNPARSEABLE, render_document
 from emb_s_core.store import Workspace
 
 CONFLICT = "Conflict"
@@ -359,9 +359,14 @@ def apply(ws: Workspace, model: str | None = None, prompt_version: str | None = 
     edits = list(ws.settings.get("bank_edits", []))
     edits.append({"kind": "collide", "model": model_name, "prompt_version": prompt_name, "from_version": before,
                   "hard_negatives_added": n_hn, "false_negatives_added": n_fn, "retired": len(retired)})
+    before_negs = dict(zip(queries["qid"], queries["hard_negative_ids"].map(lambda x: {int(i) for i in x})))
+    added = [(q, int(d)) for q, negs in zip(kept["qid"], kept["hard_negative_ids"]) for d in negs
+             if int(d) not in before_negs.get(q, set())]
     with ws.transaction():
         ws.write("queries", pa.Table.from_pandas(kept, schema=QUERY_SCHEMA, preserve_index=False), mode="overwrite",
                  schema=QUERY_SCHEMA)
+        if added:
+            bank.record_provenance(ws, added, COLLISION)
         if len(retired):
             ws.write(RETIRED, retired_table, schema=RETIRED_SCHEMA)
         ws.set_setting("bank_edits", edits)

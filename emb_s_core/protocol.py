@@ -13,7 +13,7 @@ import pandas as pd
 
 from emb_s_core import bank, ladder
 from emb_s_core.errors import EmbSError
-from emb_s_core.schema import render_document
+from emb_s_core.schema import DOC_SEPARATOR, serialized_document
 from emb_s_core.store import Workspace
 
 
@@ -49,8 +49,8 @@ def load_prompt(name: str, version: int = 1) -> Prompt:
 def serialize(docs: pd.DataFrame) -> str:
     """Documents in the given order, each after a ``[DocID=<id>]`` header line (paper §A.3)."""
     titles = docs["title"] if "title" in docs else [None] * len(docs)
-    return "\n\n".join(f"[DocID={int(i)}]\n{render_document(t if isinstance(t, str) else None, x)}"
-                       for i, t, x in zip(docs["doc_id"], titles, docs["text"]))
+    return DOC_SEPARATOR.join(serialized_document(i, t if isinstance(t, str) else None, x)
+                              for i, t, x in zip(docs["doc_id"], titles, docs["text"]))
 
 
 def documents_by_id(ws: Workspace) -> pd.DataFrame:
