@@ -129,6 +129,8 @@ def test_info_json_reports_the_release(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "scales: 64K (12 documents), 128K (20 documents), 512K (30 documents)" in out
     assert "references matched 5, unmatched 2" in out
+    assert main(["info", "--workspace", str(tmp_path / "ws")]) == 0
+    assert "scales: 64K (12 documents), 128K (20 documents), 512K (30 documents)" in capsys.readouterr().out
     assert main(["info", "--json", "--workspace", str(tmp_path / "ws")]) == 0
     details = json.loads(capsys.readouterr().out)["sources"][0]["details"]
     assert [s["scale"] for s in details["scales"]] == ["64K", "128K", "512K"]
