@@ -216,6 +216,9 @@ def test_memo_bomb_fails_fast(tmp_path):
     assert (folder / "unique_reference.pkl").stat().st_size < 20 << 20
     assert_import_fails(tmp_path, "emb-s-release", folder, r"unique_reference.pkl: the pickle expands to more than "
                                                            r"[\d,]+ characters from a [\d,]+-byte file.*memo bomb")
+    (folder / "unique_reference.pkl").write_bytes(pickle.dumps(["ab"] * 3_000_000))  # short: under the char limit
+    assert_import_fails(tmp_path, "emb-s-release", folder, r"unique_reference.pkl: the pickle repeats one object "
+                                                           r"2,999,999 times in 3,000,000 references")
     nested = [[text] * 1000] * 1000  # one list repeated: 1,000,000 references in a few KB
     (folder / "unique_reference.pkl").write_bytes(pickle.dumps(["ok"]))
     (folder / "data.pkl").write_bytes(pickle.dumps([{"query": "q", "answer": "a", "reference_list": nested}]))
