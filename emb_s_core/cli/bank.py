@@ -78,4 +78,8 @@ def cmd_info(args: argparse.Namespace) -> int:
     print()
     print_table([{"domain": d, "tokens": t, "queries": summary["queries_per_domain"].get(d, 0)}
                  for d, t in summary["tokens_per_domain"].items()])
+    for source in summary["sources"]:
+        if source.get("details"):
+            print(f"\nsource {source['source']!r} ({source['format']}):")
+            _print_details(source["details"])
     return 0

@@ -55,6 +55,8 @@ EXPANSION_FACTOR = 16
 EXPANSION_SLACK = 1 << 24
 LFS_POINTER = b"version https://git-lfs.github.com/spec/"
 SNIPPET = 80
+#: repeated objects tolerated in a scale's corpus list (a real one has none: each text is its own object)
+MAX_REPEATS = 1000
 #: unmatched references named in the notes and the stored summary (all are counted)
 MAX_NAMED = 50
 _SCALE = re.compile(r"^\d+(?:\.\d+)?[KkMmGg]$")
@@ -143,6 +145,16 @@ def check_expansion(value: Any, path: Path) -> None:
                         fix="get the file from the official release; plain data never repeats one object that often.")
 
 
+def _check_distinct(refs: list | tuple, path: Path) -> None:
+    """A scale's corpus lists distinct texts, so its pickle holds distinct objects; one object referenced over and
+    over (a memo bomb of short strings, which passes the character limit) is refused before any text is hashed."""
+    repeats = len(refs) - len(set(map(id, refs)))
+    if repeats > MAX_REPEATS and repeats * 2 > len(refs):
+        raise EmbSError(f"the pickle repeats one object {repeats:,} times in {len(refs):,} references (limit "
+                        f"{MAX_REPEATS:,}): a memo bomb or a damaged file", where=str(path),
+                        fix="get the file from the official release; a corpus lists each document once.")
+
+
 # ------------------------------------------------------------------------------------------ layout
 @dataclass
 class Layout:
@@ -229,6 +241,7 @@ class _Reader:
         if not isinstance(refs, (list, tuple)):
             raise EmbSError(f"expected a list, got {type(refs).__name__}", where=str(ref_path),
                             fix=f"{REFERENCES} is a list of document texts.")
+        _check_distinct(refs, ref_path)
         ids = np.empty(len(refs), dtype=np.int64)
         docs = self.bank.documents
         for i, text in enumerate(refs):

@@ -129,6 +129,8 @@ def test_info_json_reports_the_release(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "scales: 64K (12 documents), 128K (20 documents), 512K (30 documents)" in out
     assert "references matched 5, unmatched 2" in out
+    assert main(["info", "--workspace", str(tmp_path / "ws")]) == 0
+    assert "scales: 64K (12 documents), 128K (20 documents), 512K (30 documents)" in capsys.readouterr().out
     assert main(["info", "--json", "--workspace", str(tmp_path / "ws")]) == 0
     details = json.loads(capsys.readouterr().out)["sources"][0]["details"]
     assert [s["scale"] for s in details["scales"]] == ["64K", "128K", "512K"]
@@ -214,6 +216,9 @@ def test_memo_bomb_fails_fast(tmp_path):
     assert (folder / "unique_reference.pkl").stat().st_size < 20 << 20
     assert_import_fails(tmp_path, "emb-s-release", folder, r"unique_reference.pkl: the pickle expands to more than "
                                                            r"[\d,]+ characters from a [\d,]+-byte file.*memo bomb")
+    (folder / "unique_reference.pkl").write_bytes(pickle.dumps(["ab"] * 3_000_000))  # short: under the char limit
+    assert_import_fails(tmp_path, "emb-s-release", folder, r"unique_reference.pkl: the pickle repeats one object "
+                                                           r"2,999,999 times in 3,000,000 references")
     nested = [[text] * 1000] * 1000  # one list repeated: 1,000,000 references in a few KB
     (folder / "unique_reference.pkl").write_bytes(pickle.dumps(["ok"]))
     (folder / "data.pkl").write_bytes(pickle.dumps([{"query": "q", "answer": "a", "reference_list": nested}]))
