@@ -196,13 +196,13 @@ def _release(folder: Path, recs: list[dict]) -> Path:
     return folder
 
 
-# answer and domain are left out: the release reader (issue 15 rewrites it) writes any answer as str() and ignores a
-# domain that is not a string; references that match nothing are skipped by design, so any list is accepted
+# the release reader takes numbers as text for answer and the labels (domain, category, type: the release numbers
+# some); references that match nothing are skipped by design, so any list is accepted there
 RELEASE = Case("emb-s-release", [
     {"query": "What thins blood?", "answer": "Aspirin", "reference_list": [0], "domain": "medical", "type": "fact"},
 ], [
-    (0, ("query",), _text), (0, ("reference_list",), lambda v: isinstance(v, (list, tuple))),
-    (0, ("type",), _text_or_none),
+    (0, ("query",), _nonempty_text), (0, ("reference_list",), lambda v: isinstance(v, (list, tuple))),
+    (0, ("answer",), _answer), (0, ("domain",), _answer_or_none), (0, ("type",), _answer_or_none),
 ], _release)
 
 CASES: dict[str, Case] = {c.fmt if c is not HOTPOT_IRCOT else "hotpotqa-ircot": c
