@@ -101,7 +101,7 @@ def _check_case(ws: Workspace, qid: object, run: str | None, rung: str | None) -
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")
 
 
 def load(ws: Workspace, include_orphans: bool = False) -> pd.DataFrame:

@@ -20,6 +20,7 @@ from emb_s_core.errors import EmbSError
 BETTER, WORSE, SAME, BASELINE, UNTESTED = "better", "worse", "no difference", "baseline", "not tested"
 MARKS = {BETTER: "▲", WORSE: "▼", SAME: "=", BASELINE: "", UNTESTED: "?"}
 SUMMARY = "vs baseline"
+NO_SCORE = "–"  # no query scored: not run there, or does not fit (never a zero)
 CELL_COLUMNS = ["run", "metric", "value", "n", "ci_low", "ci_high", "delta", "delta_ci_low", "delta_ci_high",
                 "n_paired", "p_value", "p_adjusted", "verdict"]
 _LOWER_IS_BETTER = ("HN-intrusion",)
@@ -59,12 +60,12 @@ class Leaderboard:
             for col in self.columns:
                 cell = mine.loc[col] if col in mine.index else None
                 if cell is None or np.isnan(cell["value"]):
-                    row[col] = None
+                    row[col] = NO_SCORE
                 else:
                     row[col] = f"{cell['value']:.3f} {MARKS[cell['verdict']]}".strip()
                 if detail:
                     row[f"{col} n"] = int(cell["n"]) if cell is not None else 0
-                    row[f"{col} 95% CI"] = (None if cell is None or np.isnan(cell["ci_low"])
+                    row[f"{col} 95% CI"] = (NO_SCORE if cell is None or np.isnan(cell["ci_low"])
                                             else f"{cell['ci_low']:.3f}–{cell['ci_high']:.3f}")
             rows.append(row)
         out = pd.DataFrame(rows)
@@ -96,7 +97,8 @@ class Leaderboard:
         return (f"Cells: mean {self.metric}{direction} over the queries each run scored. ▲ better / ▼ worse than the "
                 f"baseline {self.baseline} by a two-sided paired sign-flip randomization test over the queries both "
                 f"scored, p corrected with {metrics.CORRECTION_LABELS[self.correction]} across all {self.n_tests} "
-                f"comparisons shown, α = {self.alpha:g}; = no difference; ? not tested (no paired queries).")
+                f"comparisons shown, α = {self.alpha:g}; = no difference; ? not tested (no paired queries); "
+                f"{NO_SCORE} no score (not run there, or does not fit).")
 
 
 def compute(pq: pd.DataFrame, columns: Sequence[str], metric: str, baseline: str, *, x: str = "rung",
@@ -168,3 +170,25 @@ def _tests(shown: pd.DataFrame, runs: list[str], columns: list[str], baseline: s
             rows.append({"run": run, x: col, "delta": t["delta"], "delta_ci_low": t["ci_low"],
                          "delta_ci_high": t["ci_high"], "n_paired": t["n"], "p_value": t["p_value"]})
     return pd.DataFrame(rows, columns=["run", x, "delta", "delta_ci_low", "delta_ci_high", "n_paired", "p_value"])
+
+
+def for_workspace(ws, metric: str = "SR@10", baseline: str | None = None, *, x: str = "scale",
+                  runs: Sequence[str] | None = None, correction: str = "holm", alpha: float = 0.05,
+                  domains: Sequence[str] = (), tasks: Sequence[str] = (), sources: str = "all",
+                  tags: Sequence[str] = (), n_boot: int = 1000, n_resamples: int = 10000, seed: int = 0
+                  ) -> Leaderboard:
+    """The board of a workspace's stored results under the dashboard's filters (what ``emb-s leaderboard`` prints);
+    the baseline defaults to the first run."""
+    from emb_s_core import ladder, notes, views
+
+    pq = views.per_query(ws)
+    if pq.empty:
+        raise EmbSError(f"the workspace {ws.path} has no results", fix="evaluate a retriever first (`emb-s eval`).")
+    pq = notes.filter_by_tags(views.filter_rows(pq, domains, tasks, sources), notes.load(ws), tags)
+    if pq.empty:
+        raise EmbSError("no query matches the filters", fix="widen --domain / --task / --sources / --tag.")
+    lad = ladder.load(ws, allow_stale=True) if ladder.exists(ws) else None
+    present = list(dict.fromkeys(pq["run"]))
+    baseline = baseline or (list(runs)[0] if runs else present[0])
+    return compute(pq, views.columns(lad, pq, x), metric, baseline, x=x, runs=runs, correction=correction,
+                   alpha=alpha, n_boot=n_boot, n_resamples=n_resamples, seed=seed)

@@ -96,7 +96,7 @@ def test_a_run_missing_a_column_is_not_tested_and_not_counted():
     assert b.n_tests == 5
     assert c.loc[("weak", "g2"), "verdict"] == "not tested" and c.loc[("weak", "g2"), "n"] == 0
     assert c.loc[("strong", "g1"), "p_adjusted"] == pytest.approx(5 * 2 / 2 ** 10)
-    assert pd.isna(b.table().set_index("run").loc["weak", "g2"])
+    assert b.table().set_index("run").loc["weak", "g2"] == leaderboard.NO_SCORE
 
 
 def test_bad_inputs_name_what_to_do():
