@@ -179,7 +179,8 @@ def for_workspace(ws, metric: str = "SR@10", baseline: str | None = None, *, x: 
                   ) -> Leaderboard:
     """The board of a workspace's stored results under the dashboard's filters (what ``emb-s leaderboard`` prints);
     the baseline defaults to the first run."""
-    from emb_s_core import ladder, notes, views
+    from emb_s_core import ladder, notes
+    from emb_s_core.analysis import views
 
     pq = views.per_query(ws)
     if pq.empty:
