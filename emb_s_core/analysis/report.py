@@ -21,9 +21,13 @@ def rows(ws: Workspace, runs: Sequence[str] | None = None, metric_names: Sequenc
          per_query_df: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per (run, rung, [*by], metric): value, n, ci_low, ci_high, then the status counts.
 
-    ``by`` adds breakdown columns (domain, task_type, source, multi_source) after the rung.
+    ``by`` adds breakdown columns (domain, task_type, source, multi_source, tag) after the rung.
     """
     pq = per_query_df if per_query_df is not None else _per_query(ws, runs)
+    if "tag" in by:  # the tags of notes on cases; a query with two tags counts in both groups
+        from emb_s_core import notes
+
+        pq = notes.by_tag(pq, notes.load(ws))
     keys = ["run", "rung", *[b for b in by if b not in ("run", "rung")]]
     agg = metrics.aggregate(pq, by=keys, metrics=metric_names, n_boot=n_boot, seed=seed)
     return _in_ladder_order(ws, agg, keys)

@@ -109,3 +109,14 @@ def test_user_errors_are_one_line_and_exit_2(ws_dir, capsys, argv, message, tmp_
         run(capsys, *argv, "-w", ws_dir)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
     assert Workspace(ws_dir).version == before
+
+
+def test_report_by_tag(ws_dir, capsys):
+    run(capsys, "notes", "add", "q0004", "--tag", "by-tag-a", "-w", ws_dir)
+    run(capsys, "notes", "add", "q0005", "--tag", "by-tag-a", "--tag", "by-tag-b", "--rung", "full", "-w", ws_dir)
+    code, out, _ = run(capsys, "report", "-w", ws_dir, "--by", "tag", "--metrics", "MRR", "--runs", "overlap",
+                       "--format", "json", "--n-boot", "10")
+    rows = [r for r in json.loads(out) if r["rung"] == "full"]
+    n = {r["tag"]: r["n"] for r in rows}
+    assert code == 0 and n["by-tag-a"] == 2 and n["by-tag-b"] == 1
+    assert n["(untagged)"] + sum(v for k, v in n.items() if k != "(untagged)") >= 18
