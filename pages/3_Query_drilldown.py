@@ -9,7 +9,7 @@ from ui import data, state, widgets
 
 view = widgets.analysis_view("Query drill-down")
 path, v, metric, lad, run_names = view.path, view.v, view.metric, view.ladder, view.run_names
-domains, tasks, sources = view.filters
+domains, tasks, sources, tags = view.filters
 with widgets.guard():
     qs = data.queries(path, v)
 
@@ -25,7 +25,7 @@ if by == "failures":
     if not run_names:
         st.info("This workspace has no runs yet, so there are no failures to walk: search by id or text instead.")
         st.stop()
-    pq = data.filtered(path, v, domains, tasks, sources)
+    pq = data.filtered(path, v, domains, tasks, sources, tags)
     rungs = data.columns_in_order(lad, pq, "rung")
     scales = [s for s in data.columns_in_order(lad, pq, "scale") if s not in rungs]
     c1, c2 = st.columns(2)

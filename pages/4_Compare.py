@@ -15,7 +15,7 @@ from ui import data, state, widgets
 
 view = widgets.analysis_view("Compare two runs")
 path, v, metric, lad, run_names = view.path, view.v, view.metric, view.ladder, view.run_names
-domains, tasks, sources = view.filters
+domains, tasks, sources, tags = view.filters
 
 tab_runs, tab_live = st.tabs(["Two runs, paired", "Live query"])
 
@@ -30,7 +30,7 @@ with tab_runs:
         with c2:
             others = [r for r in run_names if r != run_a]
             run_b = state.selectbox("Run B", others, "b", default=others[0])
-        pq = data.filtered(path, v, domains, tasks, sources)
+        pq = data.filtered(path, v, domains, tasks, sources, tags)
         ran_a = set(pq[(pq["run"] == run_a) & (pq["status"] == "ok")]["rung"])
         ran_b = set(pq[(pq["run"] == run_b) & (pq["status"] == "ok")]["rung"])
         order = data.columns_in_order(lad, pq, "rung")
@@ -41,7 +41,7 @@ with tab_runs:
             only = sorted((ran_a ^ ran_b) & set(order), key=order.index)
             if only:
                 st.caption("Rungs only one run has (left out): " + ", ".join(only))
-            tests = data.paired(path, v, run_a, run_b, metric, tuple(common), domains, tasks, sources)
+            tests = data.paired(path, v, run_a, run_b, metric, tuple(common), domains, tasks, sources, tags)
             cap = style.caption(widgets.bank_name(path), common, views.metric_k(metric),
                                 int(tests["n"].max()) if len(tests) else 0)
             fig = compare.deltas(tests, run_a, run_b, metric, caption=cap)

@@ -94,8 +94,8 @@ class Leaderboard:
     def legend(self) -> str:
         """The sentence printed under the table: what the marks mean and which correction was applied."""
         direction = "" if higher_is_better(self.metric) else " (lower is better)"
-        return (f"Cells: mean {self.metric}{direction} over the queries each run scored. ▲ better / ▼ worse than the "
-                f"baseline {self.baseline} by a two-sided paired sign-flip randomization test over the queries both "
+        return (f"Cells: mean {self.metric}{direction} over the queries each run scored. ▲ better / ▼ worse than "
+                f"the baseline {self.baseline} by a two-sided paired sign-flip randomization test over the queries both "
                 f"scored, p corrected with {metrics.CORRECTION_LABELS[self.correction]} across all {self.n_tests} "
                 f"comparisons shown, α = {self.alpha:g}; = no difference; ? not tested (no paired queries); "
                 f"{NO_SCORE} no score (not run there, or does not fit).")
@@ -122,11 +122,10 @@ def compute(pq: pd.DataFrame, columns: Sequence[str], metric: str, baseline: str
                         fix="pass one cut-off, e.g. SR@10.")
     metric = metrics._display(col_names[0])
     present = list(dict.fromkeys(pq["run"]))
-    chosen = list(dict.fromkeys(runs)) if runs else present
-    unknown = [r for r in [*chosen, baseline] if r not in present]
-    if unknown:
-        raise EmbSError(f"no results for run {unknown[0]!r} under the current filters",
-                        fix=f"pick runs among: {', '.join(present) or '(none)'}.")
+    chosen = list(dict.fromkeys(runs)) if runs else present  # a chosen run without rows shows as a row of –
+    if baseline not in present:
+        raise EmbSError(f"no results for the baseline run {baseline!r} under the current filters",
+                        fix=f"pick a baseline among: {', '.join(present) or '(none)'}.")
     if baseline not in chosen:
         chosen = [baseline, *chosen]
     columns = list(columns)
@@ -180,6 +179,7 @@ def for_workspace(ws, metric: str = "SR@10", baseline: str | None = None, *, x: 
     """The board of a workspace's stored results under the dashboard's filters (what ``emb-s leaderboard`` prints);
     the baseline defaults to the first run."""
     from emb_s_core import ladder, notes
+    from emb_s_core import runs as runs_mod
     from emb_s_core.analysis import views
 
     pq = views.per_query(ws)
@@ -189,7 +189,10 @@ def for_workspace(ws, metric: str = "SR@10", baseline: str | None = None, *, x: 
     if pq.empty:
         raise EmbSError("no query matches the filters", fix="widen --domain / --task / --sources / --tag.")
     lad = ladder.load(ws, allow_stale=True) if ladder.exists(ws) else None
-    present = list(dict.fromkeys(pq["run"]))
-    baseline = baseline or (list(runs)[0] if runs else present[0])
+    known = runs_mod.list_runs(ws)["run"].tolist()
+    unknown = [r for r in [*(runs or []), *([baseline] if baseline else [])] if r not in known]
+    if unknown:
+        raise EmbSError(f"no run named {unknown[0]!r}", fix=f"use some of: {', '.join(known)}.")
+    baseline = baseline or (list(runs)[0] if runs else list(dict.fromkeys(pq["run"]))[0])
     return compute(pq, views.columns(lad, pq, x), metric, baseline, x=x, runs=runs, correction=correction,
                    alpha=alpha, n_boot=n_boot, n_resamples=n_resamples, seed=seed)

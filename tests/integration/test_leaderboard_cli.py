@@ -93,7 +93,8 @@ def test_notes_export_and_delete(ws_dir, capsys, tmp_path):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["leaderboard", "--baseline", "nobody"], "no results for run 'nobody'"),
+    (["leaderboard", "--baseline", "nobody"], "no run named 'nobody'"),
+    (["leaderboard", "--runs", "overlap,nobody"], "no run named 'nobody'"),
     (["leaderboard", "--metric", "SR@K"], "one metric"),
     (["leaderboard", "--sort", "3M"], "cannot sort the leaderboard by '3M'"),
     (["leaderboard", "--alpha", "0"], "strictly between 0 and 1"),

@@ -101,7 +101,7 @@ def test_a_run_missing_a_column_is_not_tested_and_not_counted():
 
 def test_bad_inputs_name_what_to_do():
     pq = board_rows()
-    with pytest.raises(EmbSError, match="no results for run 'nobody'"):
+    with pytest.raises(EmbSError, match="no results for the baseline run 'nobody'"):
         leaderboard.compute(pq, ["g1"], "SR@1", "nobody")
     with pytest.raises(EmbSError, match="unknown multiple-testing correction 'fdr'"):
         leaderboard.compute(pq, ["g1"], "SR@1", "base", correction="fdr")
@@ -113,3 +113,5 @@ def test_bad_inputs_name_what_to_do():
         leaderboard.compute(pq, ["g1"], "SR@1", "base", alpha=1.5)
     b = leaderboard.compute(pq, ["g1"], "SR@1", "base", runs=["strong"], n_boot=10)
     assert b.runs == ["base", "strong"]  # the baseline is always shown
+    b = leaderboard.compute(pq, ["g1"], "SR@1", "base", runs=["strong", "elsewhere"], n_boot=10)
+    assert b.table().set_index("run").loc["elsewhere", "g1"] == leaderboard.NO_SCORE and b.n_tests == 1
