@@ -85,7 +85,7 @@ def _clean_text(text: object, where: str | None = None) -> str:
 
 def _check_case(ws: Workspace, qid: object, run: str | None, rung: str | None) -> None:
     """The query must exist in the bank, the run in the workspace, the rung in the ladder (or be a pooled scale)."""
-    from emb_s_core import bank, ladder, runs
+    from emb_s_core import bank, runs
 
     if not isinstance(qid, str) or not qid:
         raise EmbSError(f"a case needs a query id (qid), got {qid!r}", fix="pass the qid of a bank query.")
@@ -94,8 +94,8 @@ def _check_case(ws: Workspace, qid: object, run: str | None, rung: str | None) -
         raise EmbSError(f"no query {qid!r} in the bank", where=str(ws.path), fix="use a qid of this workspace's bank.")
     if run and runs.get_run(ws, run) is None:
         raise EmbSError(f"no run named {run!r}", fix="see `emb-s runs list` for the runs in this workspace.")
-    if rung and ladder.exists(ws):
-        names = ladder.load(ws, allow_stale=True).names
+    if rung and ws.has_table("rungs"):  # rungs of every ladder kind, and their pooled scales
+        names = set(ws.read_pandas("rungs", ["rung"])["rung"])
         if rung not in names and rung not in {n.split("/", 1)[0] for n in names}:
             raise EmbSError(f"no rung or scale named {rung!r}", fix="see `emb-s ladder show` for the rung names.")
 
@@ -112,6 +112,9 @@ def load(ws: Workspace, include_orphans: bool = False) -> pd.DataFrame:
     else:
         df = ws.read_pandas(TABLE)
         df["tags"] = [list(t) if t is not None else [] for t in df["tags"]]
+        for col in ("run", "rung"):  # None, never NaN: a missing run or rung means "any"
+            df[col] = [v if isinstance(v, str) else None for v in df[col]]
+        df["text"] = [v if isinstance(v, str) else "" for v in df["text"]]
         df = df.sort_values(["created_at", "note_id"], kind="stable").reset_index(drop=True)
     known = set(ws.read_pandas("queries", ["qid"])["qid"]) if ws.has_table("queries") else set()
     orphan = ~df["qid"].isin(known)

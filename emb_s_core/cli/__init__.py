@@ -12,7 +12,7 @@ import sys
 from emb_s_core.errors import EmbSError
 
 GROUPS = ["bank", "ladder", "demo", "eval", "runs", "report", "use", "figure", "collide", "domains", "leaderboard",
-          "notes"]
+          "notes", "cases"]
 
 
 def build_parser() -> argparse.ArgumentParser:
