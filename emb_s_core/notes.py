@@ -113,7 +113,7 @@ def load(ws: Workspace, include_orphans: bool = False) -> pd.DataFrame:
         df = ws.read_pandas(TABLE)
         df["tags"] = [list(t) if t is not None else [] for t in df["tags"]]
         for col in ("run", "rung"):  # None, never NaN: a missing run or rung means "any"
-            df[col] = [v if isinstance(v, str) else None for v in df[col]]
+            df[col] = pd.Series([v if isinstance(v, str) else None for v in df[col]], index=df.index, dtype=object)
         df["text"] = [v if isinstance(v, str) else "" for v in df["text"]]
         df = df.sort_values(["created_at", "note_id"], kind="stable").reset_index(drop=True)
     known = set(ws.read_pandas("queries", ["qid"])["qid"]) if ws.has_table("queries") else set()

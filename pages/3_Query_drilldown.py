@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from emb_s_core.analysis import drilldown
-from ui import data, state, widgets
+from ui import cases, data, state, widgets
 
 view = widgets.analysis_view("Query drill-down")
 path, v, metric, lad, run_names = view.path, view.v, view.metric, view.ladder, view.run_names
@@ -19,6 +19,7 @@ by = st.radio("Find a query by", ways, index=state.index_of(ways, state.get("by"
               format_func=lambda s: {"failures": "failures of a run at a rung", "search": "id or text"}[s],
               key="url_by")
 state.put(by=by)
+cases.import_as_tag(path)
 
 qid: str | None = None
 if by == "failures":
@@ -42,6 +43,7 @@ if by == "failures":
         col = data.metric_column(metric)
         labels = {q: f"{q} · {metric} = {val:.3f}" for q, val in zip(fails["qid"], fails[col])}
         st.caption(f"{len(fails):,} failures of {metric} for **{run}** at **{rung}** (worst first).")
+        cases.case_downloads(fails, path, v, f"failures_{metric}_{run}_{rung}", "fails")
         options = list(labels)
 
         def step(delta: int) -> None:
@@ -85,6 +87,8 @@ m[0].text(str(query["answer"]))
 m[1].markdown(f"**Domain**: `{query['domain']}`")
 m[2].markdown(f"**Task type**: `{query['task_type']}`")
 m[3].markdown(f"**Gold / hard negatives**: {len(gold)} / {len(negs)}")
+with st.expander("Tags and note", expanded=True):
+    cases.note_editor(path, v, qid, state.get("run"), state.get("rung"))
 
 texts = data.document_texts(path, v, tuple(sorted(set(gold + negs))))
 g_col, n_col = st.columns(2)

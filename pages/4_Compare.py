@@ -11,7 +11,8 @@ import streamlit as st
 from emb_s_core.analysis import views
 from emb_s_core.figures import compare, style
 from emb_s_core.errors import EmbSError
-from ui import data, state, widgets
+from emb_s_core.analysis import cases as case_lists
+from ui import cases, data, state, widgets
 
 view = widgets.analysis_view("Compare two runs")
 path, v, metric, lad, run_names = view.path, view.v, view.metric, view.ladder, view.run_names
@@ -65,13 +66,16 @@ with tab_runs:
                 better = "lower" if col == "hn_intrusion" else "higher"
                 gain = (side[run_a] - side[run_b]) * (-1 if better == "lower" else 1)
                 qs = data.queries(path, v)
-                for title, sel in ((f"{run_a} better", gain > 0), (f"{run_b} better", gain < 0)):
+                for title, sel, missing in ((f"{run_a} better", gain > 0, run_b), (f"{run_b} better", gain < 0, run_a)):
                     part = side[sel].reset_index()
                     part.insert(1, "text", part["qid"].map(qs["text"]))
                     st.markdown(f"*{title}* — {len(part):,} queries ({better} {metric} is better)")
                     if len(part):
                         st.dataframe(part, hide_index=True, width="stretch")
                         widgets.table_downloads(part, f"{title}_{rung}", f"side_{title}")
+                        st.text(f"Case lists: the cases of {missing}, the run that misses these queries.")
+                        cases.case_downloads(case_lists.rows_of(pq, missing, rung, part["qid"].tolist()), path, v,
+                                             f"{missing}_misses_{rung}", f"side_{title}")
                         st.page_link("pages/3_Query_drilldown.py", label="Open one in the drill-down →",
                                      query_params=state.carried(by="search", q=part["qid"].iloc[0],
                                                                 run=run_a, rung=rung))

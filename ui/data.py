@@ -121,6 +121,16 @@ def notes(path: str, v: int) -> pd.DataFrame:
     return notes_mod.load(_ws(path, v))
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def case_note(path: str, v: int, qid: str, run: str | None, rung: str | None) -> dict | None:
+    """The note of exactly this case, or None."""
+    from emb_s_core import notes as notes_mod
+
+    hit = notes(path, v)
+    hit = hit[hit["note_id"] == notes_mod.note_id(qid, run, rung)]
+    return None if hit.empty else hit.iloc[0].to_dict()
+
+
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
 def tags(path: str, v: int) -> list[str]:
     """The workspace's tags, most used first (what the tag filter and the editor offer)."""

@@ -63,7 +63,8 @@ def tag_filter(path: str, v: int) -> tuple[str, ...]:
     if not offered and not state.get_list("tag"):
         return ()
     with st.sidebar:
-        chosen = state.multiselect("Tags", offered, "tag", placeholder="any tag or none")
+        chosen = state.multiselect("Tagged", offered, "tag", placeholder="any tag or none",
+                                   help="only queries with a note carrying one of these tags")
     return tuple(chosen)
 
 
@@ -91,7 +92,7 @@ def metric_choice(container=st.sidebar) -> str:
     return data.metric_name(family, k)
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "figure"
 
 
@@ -102,7 +103,7 @@ def figure_downloads(fig, name: str, key: str) -> None:
     cols = st.columns(4)
     for col, fmt in zip(cols, export.FIGURE_FORMATS):
         col.download_button(f"⬇ {fmt.upper()}", data=lambda f=fmt: export.figure_to(fig, f),
-                            file_name=f"{_slug(name)}.{fmt}", mime=export.MIME[fmt], key=f"dl_{key}_{fmt}",
+                            file_name=f"{slug(name)}.{fmt}", mime=export.MIME[fmt], key=f"dl_{key}_{fmt}",
                             on_click="ignore")
 
 
@@ -119,7 +120,7 @@ def table_downloads(df: pd.DataFrame, name: str, key: str, formats: tuple[str, .
     for col, fmt in zip(cols, formats):
         label, suffix, mime = _TABLE_DOWNLOADS[fmt]
         col.download_button(f"⬇ {label}", data=lambda f=fmt: export.table_to(df, f, note=note).encode("utf-8"),
-                            file_name=f"{_slug(name)}.{suffix}", mime=mime, key=f"dlt_{key}_{suffix}",
+                            file_name=f"{slug(name)}.{suffix}", mime=mime, key=f"dlt_{key}_{suffix}",
                             on_click="ignore")
 
 

@@ -79,6 +79,13 @@ def _covering_notes(cases: pd.DataFrame, notes: pd.DataFrame) -> list[tuple[list
     return out
 
 
+def rows_of(per_query: pd.DataFrame, run: str, rung: str, qids: Sequence[str]) -> pd.DataFrame:
+    """The per-query rows of ``run`` at ``rung`` for ``qids`` (e.g. the queries of a Compare list), in that order."""
+    here = per_query[(per_query["run"] == run) & (per_query["rung"] == rung)].drop_duplicates("qid")
+    return here.set_index("qid", drop=False).reindex([q for q in qids if q in set(here["qid"])]).reset_index(
+        drop=True)
+
+
 def to_text(cases: pd.DataFrame, fmt: str) -> str:
     """The list as CSV (lists as JSON arrays in their cells) or JSONL (one JSON object per case)."""
     if fmt not in FORMATS:
