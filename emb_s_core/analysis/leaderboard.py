@@ -138,7 +138,8 @@ def compute(pq: pd.DataFrame, columns: Sequence[str], metric: str, baseline: str
     cells = grid.merge(agg[["run", x, "value", "n", "ci_low", "ci_high"]], on=["run", x], how="left")
     cells["n"] = cells["n"].fillna(0).astype(int)
     cells["value"] = cells["value"].astype(float)
-    tests = _tests(shown, chosen, columns, baseline, metric, x, n_resamples, seed)
+    needed = list(dict.fromkeys(["run", "rung", "qid", x, col_names[0]]))  # a narrow frame: cheap subsetting
+    tests = _tests(shown[needed], chosen, columns, baseline, metric, x, n_resamples, seed)
     cells = cells.merge(tests, on=["run", x], how="left")
     cells.insert(1, "metric", metric)
     cells["p_adjusted"] = metrics.correct_p_values(cells["p_value"].to_numpy(np.float64), correction)
