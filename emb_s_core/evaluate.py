@@ -34,8 +34,7 @@ def default_name(spec: str, k: int = DEFAULT_K, chunk_size: int | None = None) -
 
 def _checked_retriever(spec: str, options: dict[str, Any]) -> retrievers.Retriever:
     r = retrievers.get(spec, **options)
-    if hasattr(r, "check"):
-        r.check()  # load models now: a missing one fails before anything is written
+    r.check()  # load models now: a missing one fails before anything is written
     return r
 
 
@@ -57,11 +56,20 @@ def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT
         raise EmbSError(f"k={k} is larger than rung {small[0].name}'s {small[0].n_documents} documents",
                         fix=f"pass --k {min(r.n_documents for r in small)} or less, or leave out the smallest rungs "
                             "with --rungs.")
-    if hasattr(retriever, "check"):
-        retriever.check()  # load models now: a missing one fails before anything is written
+    retriever.check()  # load models now: a missing one fails before anything is written
     name = name or default_name(spec, k, options.get("chunk_size"))
     config = {"spec": spec, "retriever": retriever.config(), "k": k,
               "ladder": {r.name: r.membership_hash for r in lad.rungs}}
+    with ws.writer():  # one writer per workspace: a second eval of this run waits here, then resumes it
+        return _run(ws, retriever, name, config, selected, k, progress, batch_size)
+
+
+def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, config: dict[str, Any],
+         selected: list, k: int, progress: Progress | None, batch_size: int) -> str:
+    """The run itself, under the writer lock: what is finished is read after the lock is held."""
+    if {r.name: r.membership_hash for r in ladder_mod.load(ws).rungs} != config["ladder"]:
+        raise EmbSError("the ladder was rebuilt while this eval waited for the writer lock",
+                        fix="run the eval again: it will use the new ladder.")
     existing = runs.get_run(ws, name)
     if existing is not None:
         old = existing["config"].get("ladder", {})
@@ -69,7 +77,7 @@ def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT
             raise EmbSError(f"run {name!r} was made on another ladder (the ladder was rebuilt since; membership "
                             "hashes differ)",
                             fix=f"pass a new --name, or delete the old run first (`emb-s runs delete {name}`).")
-    runs.create_run(ws, name, "retriever", spec, config)
+    runs.create_run(ws, name, "retriever", config["spec"], config)
 
     done = runs.finished(ws, name)
     need: dict[str, tuple[str, ...]] = {}

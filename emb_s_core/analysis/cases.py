@@ -17,6 +17,7 @@ from urllib.parse import urlencode
 
 import pandas as pd
 
+from emb_s_core import metrics
 from emb_s_core import notes as notes_mod
 from emb_s_core.errors import EmbSError, at
 
@@ -147,19 +148,19 @@ def read(source: str | Path | bytes, fmt: str | None = None, name: str = "case l
 
 
 def _jsonl_records(text: str, name: str) -> list[dict]:
+    from emb_s_core.sources import validate
+
     out = []
     for line_no, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise EmbSError(f"not valid JSON ({exc.msg})", where=at(name, line_no),
-                            fix="each line must be one JSON object, as `emb-s cases export` writes.") from exc
+        where = at(name, line_no)
+        validate.check_limit("record_bytes", len(line.encode("utf-8")), where)
+        obj = validate.parse_json(line, where)
         if not isinstance(obj, dict):
-            raise EmbSError(f"a case must be a JSON object, got {type(obj).__name__}", where=at(name, line_no),
-                            fix='write e.g. {"qid": "q1", "run": "bm25", "rung": "full"}.')
-        out.append(_case(obj, at(name, line_no)))
+            raise EmbSError(f"a case must be a JSON object, found {type(obj).__name__}", where=where,
+                            fix='write one object a line, e.g. {"qid": "q1", "run": "bm25", "rung": "full"}.')
+        out.append(_case(obj, where))
         if len(out) > MAX_ROWS:
             raise EmbSError(f"more than {MAX_ROWS:,} cases", where=name, fix="split the list.")
     return out
@@ -179,17 +180,15 @@ def _csv_records(text: str, name: str) -> list[dict]:
 
 
 def _case(obj: dict, where: str) -> dict:
-    qid = obj.get("qid")
-    if not isinstance(qid, str) or not qid.strip():
-        raise EmbSError(f"a case needs a qid (text), got {qid!r}", where=where, fix="give every case its qid.")
-    case = {"qid": qid.strip()}
-    for key in ("run", "rung"):
-        value = obj.get(key)
-        if value is not None and not isinstance(value, str):
-            raise EmbSError(f"{key} must be text, got {type(value).__name__} {value!r}", where=where,
-                            fix=f"write the {key} name as text, or leave it empty.")
-        case[key] = (value.strip() or None) if isinstance(value, str) else None
-    return case
+    """qid (required text), run and rung (optional text; empty means any) through the one validation layer."""
+    from emb_s_core.sources import validate
+
+    qid = validate.text_field(obj, "qid", where)
+    if not qid.strip():
+        raise EmbSError("a case needs a qid, found an empty one", where=where, fix="give every case its qid.")
+    run = validate.text_field(obj, "run", where, required=False)
+    rung = validate.text_field(obj, "rung", where, required=False)
+    return {"qid": qid.strip(), "run": (run or "").strip() or None, "rung": (rung or "").strip() or None}
 
 
 def import_as_tag(ws, source: str | Path | bytes, tag: str, fmt: str | None = None,
@@ -236,7 +235,7 @@ def for_workspace(ws, *, run: str | None = None, rung: str | None = None, metric
         x = "rung" if rung in set(pq["rung"]) else "scale"
         if rung not in set(pq[x]):
             raise EmbSError(f"no results at rung or scale {rung!r}", fix="see `emb-s ladder show` for the names.")
-        rows = drilldown.failures(pq, run, rung, views.check_metric(metric), x=x)
+        rows = drilldown.failures(pq, run, rung, metrics.metric(metric).name, x=x)
     else:
         rows = pq[(pq["run"] == run) if run else slice(None)]
         rows = rows[(rows["rung"] == rung) | (rows["scale"] == rung)] if rung else rows

@@ -23,12 +23,6 @@ SUMMARY = "vs baseline"
 NO_SCORE = "–"  # no query scored: not run there, or does not fit (never a zero)
 CELL_COLUMNS = ["run", "metric", "value", "n", "ci_low", "ci_high", "delta", "delta_ci_low", "delta_ci_high",
                 "n_paired", "p_value", "p_adjusted", "verdict"]
-_LOWER_IS_BETTER = ("HN-intrusion",)
-
-
-def higher_is_better(metric: str) -> bool:
-    """Direction of a metric: every EMB-S metric rises with quality except HN-intrusion (an intrusion rate)."""
-    return metric not in _LOWER_IS_BETTER
 
 
 @dataclass
@@ -93,7 +87,7 @@ class Leaderboard:
 
     def legend(self) -> str:
         """The sentence printed under the table: what the marks mean and which correction was applied."""
-        direction = "" if higher_is_better(self.metric) else " (lower is better)"
+        direction = "" if metrics.metric(self.metric).higher_is_better else " (lower is better)"
         return (f"Cells: mean {self.metric}{direction} over the queries each run scored. ▲ better / ▼ worse than "
                 f"the baseline {self.baseline} by a two-sided paired sign-flip randomization test over the queries both "
                 f"scored, p corrected with {metrics.CORRECTION_LABELS[self.correction]} across all {self.n_tests} "
@@ -116,11 +110,8 @@ def compute(pq: pd.DataFrame, columns: Sequence[str], metric: str, baseline: str
         raise EmbSError(f"unknown multiple-testing correction {correction!r}",
                         fix=f"use one of {', '.join(metrics.CORRECTIONS)}.")
     correction = correction.lower()
-    col_names = metrics.metric_columns(pq, [metric])
-    if len(col_names) != 1:
-        raise EmbSError(f"the leaderboard shows one metric, {metric!r} names {len(col_names)}",
-                        fix="pass one cut-off, e.g. SR@10.")
-    metric = metrics._display(col_names[0])
+    m = metrics.metric(metric)
+    metric = m.name
     present = list(dict.fromkeys(pq["run"]))
     chosen = list(dict.fromkeys(runs)) if runs else present  # a chosen run without rows shows as a row of –
     if baseline not in present:
@@ -138,12 +129,12 @@ def compute(pq: pd.DataFrame, columns: Sequence[str], metric: str, baseline: str
     cells = grid.merge(agg[["run", x, "value", "n", "ci_low", "ci_high"]], on=["run", x], how="left")
     cells["n"] = cells["n"].fillna(0).astype(int)
     cells["value"] = cells["value"].astype(float)
-    needed = list(dict.fromkeys(["run", "rung", "qid", x, col_names[0]]))  # a narrow frame: cheap subsetting
+    needed = list(dict.fromkeys(["run", "rung", "qid", x, m.column]))  # a narrow frame: cheap subsetting
     tests = _tests(shown[needed], chosen, columns, baseline, metric, x, n_resamples, seed)
     cells = cells.merge(tests, on=["run", x], how="left")
     cells.insert(1, "metric", metric)
     cells["p_adjusted"] = metrics.correct_p_values(cells["p_value"].to_numpy(np.float64), correction)
-    sign = 1.0 if higher_is_better(metric) else -1.0
+    sign = 1.0 if m.higher_is_better else -1.0
     significant = cells["p_adjusted"] < alpha
     gain = cells["delta"] * sign
     cells["verdict"] = np.select(

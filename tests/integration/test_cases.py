@@ -15,7 +15,7 @@ from emb_s_core.analysis import cases, drilldown, views
 from emb_s_core.cli import main
 from emb_s_core.errors import EmbSError
 from emb_s_core.store import Workspace
-from tests.ui.dashboard_factory import build_workspace
+from testkit.dashboard_factory import build_workspace
 
 
 @pytest.fixture(scope="module")
@@ -93,12 +93,12 @@ def test_unknown_queries_are_skipped_and_unknown_runs_dropped(ws_dir, tmp_path):
 
 
 @pytest.mark.parametrize("name, data, message", [
-    ("a.jsonl", b'{"qid": "q1"}\nnot json\n', "a.jsonl line 2: not valid JSON"),
+    ("a.jsonl", b'{"qid": "q1"}\nnot json\n', "a.jsonl line 2: malformed JSON"),
     ("a.jsonl", b'["q1"]\n', "a.jsonl line 1: a case must be a JSON object"),
-    ("a.jsonl", b'{"qid": 7}\n', "a case needs a qid"),
-    ("a.jsonl", b'{"qid": "q1", "run": ["x"]}\n', "run must be text"),
+    ("a.jsonl", b'{"qid": 7}\n', "field 'qid': expected a string, found integer 7"),
+    ("a.jsonl", b'{"qid": "q1", "run": ["x"]}\n', "field 'run': expected a string"),
     ("a.csv", b"id,run\nq1,x\n", "the CSV has no qid column"),
-    ("a.csv", b"qid,run\n,x\n", "a.csv line 2: a case needs a qid"),
+    ("a.csv", b"qid,run\n,x\n", "a.csv line 2: missing field 'qid'"),
     ("a.csv", b"qid\n", "has no cases"),
     ("a.csv", b"\xff\xfe\x00", "not UTF-8"),
     ("a.txt", b"qid\nq1\n", "cannot tell the case-list format"),

@@ -9,7 +9,7 @@ import pytest
 
 from emb_s_core.cli import main
 from emb_s_core.store import Workspace
-from tests.ui.dashboard_factory import build_workspace
+from testkit.dashboard_factory import build_workspace
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +95,7 @@ def test_notes_export_and_delete(ws_dir, capsys, tmp_path):
 @pytest.mark.parametrize("argv, message", [
     (["leaderboard", "--baseline", "nobody"], "no run named 'nobody'"),
     (["leaderboard", "--runs", "overlap,nobody"], "no run named 'nobody'"),
-    (["leaderboard", "--metric", "SR@K"], "one metric"),
+    (["leaderboard", "--metric", "SR@K"], "unknown metric 'SR@K'"),
     (["leaderboard", "--sort", "3M"], "cannot sort the leaderboard by '3M'"),
     (["leaderboard", "--alpha", "0"], "strictly between 0 and 1"),
     (["leaderboard", "--out", "board.xlsx"], "cannot tell the table format"),

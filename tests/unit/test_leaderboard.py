@@ -105,7 +105,7 @@ def test_bad_inputs_name_what_to_do():
         leaderboard.compute(pq, ["g1"], "SR@1", "nobody")
     with pytest.raises(EmbSError, match="unknown multiple-testing correction 'fdr'"):
         leaderboard.compute(pq, ["g1"], "SR@1", "base", correction="fdr")
-    with pytest.raises(EmbSError, match="one metric"):
+    with pytest.raises(EmbSError, match="unknown metric 'SR@K'"):
         leaderboard.compute(pq, ["g1"], "SR@K", "base")
     with pytest.raises(EmbSError, match="unknown metric"):
         leaderboard.compute(pq, ["g1"], "P@3", "base")
