@@ -6,6 +6,8 @@ import streamlit as st
 
 from emb_s_core import metrics
 from emb_s_core.analysis import leaderboard
+from emb_s_core.figures import leaderboard as board_figure
+from emb_s_core.figures import style
 from ui import data, state, widgets
 
 view = widgets.analysis_view("Leaderboard")
@@ -53,3 +55,12 @@ legend = board.legend()
 st.text(legend)  # names from the workspace: shown as text, never as Markdown
 widgets.table_downloads(table, f"leaderboard_{metric}_{correction}", "leaderboard",
                         formats=("csv", "latex", "markdown"), note=legend)
+
+st.subheader("As a figure")
+order = table["run"].tolist()
+cap = style.caption(widgets.bank_name(path), board.columns, metrics.metric(metric).k,
+                    int(data.filtered(path, v, domains, tasks, sources, tags)["qid"].nunique()),
+                    extra=f"{metrics.CORRECTION_LABELS[correction]}, α = {board.alpha:g}")
+fig = board_figure.leaderboard(board.cells, order, board.columns, metric, board.baseline, x=x, caption=cap)
+st.plotly_chart(fig, theme=None, key="board", width="stretch")
+widgets.figure_downloads(fig, f"leaderboard_{metric}_{correction}", "board")

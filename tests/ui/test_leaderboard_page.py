@@ -11,7 +11,7 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 
 from emb_s_core import notes
 from emb_s_core.store import Workspace
-from test_dashboard_pages import assert_clean, run_page
+from test_dashboard_pages import assert_clean, plotly_specs, run_page
 
 pytestmark = pytest.mark.timeout(180)
 PAGE = "8_Leaderboard.py"
@@ -34,6 +34,12 @@ def test_default_view_and_url_state(app_env):
     assert t.set_index("run").loc["overlap", "vs baseline"] == "baseline"
     assert "full" in t.columns and "1K" in t.columns  # pooled scales by default
     assert "Holm" in legend(at) and "SR@1" in legend(at)
+    heat = plotly_specs(at)[0]["data"][1]  # the figure: same cells, n and interval on hover
+    assert heat["y"] == t["run"].tolist() and heat["x"] == [c for c in t.columns if c not in ("run", "vs baseline")]
+    row = t["run"].tolist().index("overlap-idf")
+    assert heat["text"][row] == [c if c != "–" else "no score" for c in t.iloc[row, 2:]]
+    assert "n = " in heat["customdata"][row][-1] and "95% CI" in heat["customdata"][row][-1]
+    assert "corrected p = " in heat["customdata"][row][-1]
     saved = dict(at.query_params)
     assert saved["base"] == "overlap" and saved["corr"] == "holm" and saved["sort"] == "full"
     again = run_page(PAGE, {**saved, "x": "rung", "detail": "1"})
@@ -124,7 +130,8 @@ def test_downloads_are_the_shown_table(app_env, monkeypatch):
     monkeypatch.setattr(MediaFileManager, "add_deferred", capture)
     at = run_page(PAGE, {"ws": str(app_env), "metric": "MRR", "corr": "bonferroni"})
     assert_clean(at)
-    assert [b.proto.label for b in at.get("download_button")] == ["⬇ CSV", "⬇ LaTeX", "⬇ Markdown"]
+    assert [b.proto.label for b in at.get("download_button")] == ["⬇ CSV", "⬇ LaTeX", "⬇ Markdown", "⬇ PNG", "⬇ SVG",
+                                                                   "⬇ PDF", "⬇ HTML"]  # the table, then the figure
     files = {name.rsplit(".", 1)[1]: fn for name, fn in made.items() if name.startswith("leaderboard_")}
     csv = pd.read_csv(io.StringIO(files["csv"]().decode()), keep_default_na=False)
     shown = board(at)

@@ -115,3 +115,16 @@ def test_bad_inputs_name_what_to_do():
     assert b.runs == ["base", "strong"]  # the baseline is always shown
     b = leaderboard.compute(pq, ["g1"], "SR@1", "base", runs=["strong", "elsewhere"], n_boot=10)
     assert b.table().set_index("run").loc["elsewhere", "g1"] == leaderboard.NO_SCORE and b.n_tests == 1
+
+
+def test_figure_draws_the_cells_with_names_escaped():
+    from emb_s_core.figures import leaderboard as figure
+
+    pq = board_rows({"base": HITS["base"], "<i>strong</i>": HITS["strong"]})
+    b = leaderboard.compute(pq, ["g1", "g2"], "SR@1", "base", correction="none", n_boot=20)
+    fig = figure.leaderboard(b.cells, b.runs, b.columns, b.metric, b.baseline, caption="c")
+    heat = fig.data[1]
+    assert list(heat.y) == ["base", "&lt;i&gt;strong&lt;/i&gt;"]
+    assert list(heat.text[1]) == ["1.000 ▲", "1.000 ▲"]
+    assert "n = 12" in heat.customdata[1][0] and "corrected p = 0.0020" in heat.customdata[1][0]
+    assert "&lt;i&gt;strong" in heat.customdata[1][0] and "<i>" not in heat.customdata[1][0]
