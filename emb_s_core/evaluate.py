@@ -16,6 +16,7 @@ import pandas as pd
 
 from emb_s_core import bank, ladder as ladder_mod, runs, retrievers
 from emb_s_core.errors import EmbSError
+from emb_s_core.progress import counted
 from emb_s_core.store import Workspace
 
 Progress = Callable[[str, float], None]
@@ -56,7 +57,11 @@ def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT
         raise EmbSError(f"k={k} is larger than rung {small[0].name}'s {small[0].n_documents} documents",
                         fix=f"pass --k {min(r.n_documents for r in small)} or less, or leave out the smallest rungs "
                             "with --rungs.")
+    if progress:
+        progress(f"loading {spec}", 0.0)  # a model load can take tens of seconds on a busy machine: say so at once
     retriever.check()  # load models now: a missing one fails before anything is written
+    if progress:
+        progress(f"loading {spec}", 1.0)
     name = name or default_name(spec, k, options.get("chunk_size"))
     config = {"spec": spec, "retriever": retriever.config(), "k": k,
               "ladder": {r.name: r.membership_hash for r in lad.rungs}}
@@ -86,11 +91,14 @@ def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, config: dict
             if (r.name, qid) not in done:
                 need[qid] = need.get(qid, ()) + (r.name,)
     total = sum(len(v) for v in need.values())
+    stage = counted("ranking", total, "(rung, query) pairs")
     if not total:
         if progress:
-            progress("ranking", 1.0)
+            progress(stage, 1.0)
         return name
     retriever.prepare(ws, np.unique(np.concatenate([r.doc_ids for r in selected])), progress)
+    if progress:
+        progress(stage, 0.0)
     texts = bank.queries(ws).set_index("qid")["text"]
     members = {r.name: r.doc_ids for r in selected}
     groups: dict[tuple[str, ...], list[str]] = {}
@@ -107,7 +115,7 @@ def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, config: dict
             runs.save_results(ws, name, rows)
             finished += len(rows)
             if progress:
-                progress("ranking", finished / total)
+                progress(stage, finished / total)
     return name
 
 
@@ -117,11 +125,20 @@ _LIVE_LOCK = threading.Lock()
 
 
 def prepared(ws: Workspace, spec: str, **options: Any) -> retrievers.Retriever:
-    """A retriever prepared over the whole bank, cached per (workspace, bank version, spec, options) in-process."""
+    """A retriever prepared over the whole bank from what the workspace has cached, kept per (workspace, bank
+    version, spec, options) in-process. A dense retriever whose document vectors ``eval`` has not cached yet is an
+    EmbSError (embedding a bank takes minutes; it belongs in ``emb-s eval``, not in a page request)."""
     key = (str(ws.path), ws.table_versions().get("documents"), spec, tuple(sorted(options.items())))
     with _LIVE_LOCK:
         if key not in _LIVE:
             r = _checked_retriever(spec, options)
+            missing = r.uncached(ws, None)
+            if missing:
+                total = len(bank.documents(ws, ["doc_id"]))
+                raise EmbSError(f"{spec} has not been evaluated on this workspace yet: {missing:,} of {total:,} "
+                                "documents have no cached vectors",
+                                fix=f"run `emb-s eval --workspace DIR --retriever {spec}` once (it embeds the bank "
+                                    "and caches the vectors); live queries then take milliseconds.")
             r.prepare(ws, None)
             _LIVE[key] = r
         return _LIVE[key]
@@ -138,8 +155,9 @@ def _ladder(ws: Workspace):
 
 
 def live_query(ws: Workspace, spec: str, text: str, rung: str, k: int = 10, **options: Any) -> pd.DataFrame:
-    """Ranking of a typed question on one rung: DataFrame(rank, doc_id, score). The first call prepares (embeds or
-    indexes) the bank; later calls reuse it, so a query takes milliseconds."""
+    """Ranking of a typed question on one rung: DataFrame(rank, doc_id, score). The first call prepares the bank from
+    the workspace's caches (BM25 indexes it; dense reads the vectors ``eval`` stored, never embeds); later calls reuse
+    it, so a query takes milliseconds."""
     if not text or not text.strip():
         raise EmbSError("the question is empty", fix="type a question.")
     r = _ladder(ws).rung(rung)

@@ -163,3 +163,8 @@ CELL_OK = OK  # at least one query of the cell has a ranking
 CELL_DOES_NOT_FIT = "does not fit"  # every query of the cell was too long for the model
 CELL_ERROR = ERROR  # every query of the cell failed (or a mix of failures)
 CELL_NOT_RUN = "not run"  # the run stored nothing there
+
+# State of a whole run against the ladder it was made for (Home, Overview, Compare):
+RUN_COMPLETE = "complete"  # a result for every (rung, query) cell of the ladder
+RUN_PARTIAL = "partial"  # some cells: interrupted, still running, or evaluated on some rungs only
+RUN_EMPTY = "empty"  # registered, no result stored yet

@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from emb_s_core import metrics
-from emb_s_core.analysis import views
+from emb_s_core.analysis import run_state, views
 from emb_s_core.figures import curves, heatmap, style
 from ui import data, state, widgets
 
@@ -38,12 +38,16 @@ with widgets.guard():
 n_q = int(pq["qid"].nunique())
 cap = style.caption(widgets.bank_name(path), cols, metrics.metric(metric).k, n_q,
                     extra="filtered" if (domains or tasks or sources != "all" or tags) else None)
-missing = views.unscored(states)
+n_missing, missing = views.unscored(states)
 fig = heatmap.heatmap(agg, states, metric, chosen, cols, x=x, caption=cap)
 event = st.plotly_chart(fig, theme=None, key="heat", on_select="rerun", selection_mode="points", width="stretch")
 widgets.figure_downloads(fig, f"heatmap_{metric}", "heat")
+unfinished = run_state.not_complete(data.run_states(path, v))
+unfinished = unfinished[unfinished["run"].isin(chosen)]
+if len(unfinished):
+    st.warning("Not complete, so some of their cells are empty: "
+               + "; ".join(f"{r.run} ({r.label})" for r in unfinished.itertuples()))
 if missing:
-    n_missing = int(states["state"].isin(missing).sum())
     st.caption(f"{n_missing} cell(s) have no score: " + ", ".join(missing) + " — shown in grey, never as zero.")
 
 points = (event.selection.points if event and getattr(event, "selection", None) else []) or []

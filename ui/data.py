@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from emb_s_core import bank, ladder, runs, store
-from emb_s_core.analysis import mixing, report, views
+from emb_s_core.analysis import mixing, report, run_state, views
 from emb_s_core.store import Workspace
 
 REPO = Path(__file__).resolve().parents[1]
@@ -159,6 +159,12 @@ def source_mixing(path: str, v: int, k: int = mixing.K) -> pd.DataFrame:
 
 def columns_in_order(lad: ladder.Ladder | None, pq: pd.DataFrame, x: str) -> list[str]:
     return views.columns(lad, pq, x)
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
+def run_states(path: str, v: int) -> pd.DataFrame:
+    """``analysis.run_state.states`` of every run: complete / partial (with counts) / empty."""
+    return run_state.states(results(path, v), get_ladder(path, v), run_table(path, v)["run"].tolist())
 
 
 @st.cache_resource(max_entries=32, show_spinner="Paired tests of every run against the baseline…")

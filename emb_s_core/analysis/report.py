@@ -22,10 +22,12 @@ PAIRED_COLUMNS = ["rung", "delta", "ci_low", "ci_high", "p_value", "n", "wins", 
 
 def rows(ws: Workspace, runs: Sequence[str] | None = None, metric_names: Sequence[str] | None = None,
          by: Sequence[str] = (), n_boot: int = 1000, seed: int = 0,
-         per_query_df: pd.DataFrame | None = None) -> pd.DataFrame:
+         per_query_df: pd.DataFrame | None = None, keep_undefined: bool = False) -> pd.DataFrame:
     """One row per (run, rung, [*by], metric): value, n, ci_low, ci_high, then the status counts.
 
-    ``by`` adds breakdown columns (domain, task_type, source, multi_source, tag) after the rung.
+    ``by`` adds breakdown columns (domain, task_type, source, multi_source, tag) after the rung. Rows of a metric that
+    no query of the group defines (R@1 on a bank without single-source queries: value NaN, n = 0, yet rankings
+    exist) are left out unless ``keep_undefined``; a cell that could not run (does not fit, error) stays.
     """
     pq = per_query_df if per_query_df is not None else _per_query(ws, runs)
     if "tag" in by:  # the tags of notes on cases; a query with two tags counts in both groups
@@ -34,7 +36,31 @@ def rows(ws: Workspace, runs: Sequence[str] | None = None, metric_names: Sequenc
         pq = notes.by_tag(pq, notes.load(ws))
     keys = ["run", "rung", *[b for b in by if b not in ("run", "rung")]]
     agg = metrics.aggregate(pq, by=keys, metrics=metric_names, n_boot=n_boot, seed=seed)
+    if not keep_undefined:
+        agg = drop_undefined(agg)
     return _in_ladder_order(ws, agg, keys)
+
+
+def drop_undefined(agg: pd.DataFrame) -> pd.DataFrame:
+    """``agg`` without the rows whose metric is defined for none of the group's ranked queries (n = 0, n_ok > 0)."""
+    if agg.empty:
+        return agg
+    return agg[~((agg["n"] == 0) & (agg["n_ok"] > 0))].reset_index(drop=True)
+
+
+def wide(table: pd.DataFrame, rung_order: Sequence[str] | None = None) -> pd.DataFrame:
+    """The long report as a run × rung table: one row per (run, [breakdown], metric), one column per rung (in
+    ``rung_order``, else as they appear) holding the value; a rung the run has no value on is blank."""
+    if table.empty:
+        return pd.DataFrame(columns=["run", "metric"])
+    index = [c for c in table.columns if c not in ("rung", "value") and c not in REPORT_COLUMNS[3:]
+             and not c.startswith("n_")]
+    index = ["run", *[c for c in index if c not in ("run", "metric")], "metric"]
+    out = table.pivot_table(index=index, columns="rung", values="value", aggfunc="first", sort=False, dropna=False)
+    order = [r for r in (rung_order or list(dict.fromkeys(table["rung"]))) if r in out.columns]
+    out = out[order].reset_index()
+    out.columns.name = None
+    return out
 
 
 def compare(ws: Workspace, run_a: str, run_b: str, metric: str = "SR@10", rungs: Sequence[str] | None = None,

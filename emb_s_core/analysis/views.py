@@ -80,9 +80,10 @@ def overview_table(agg: pd.DataFrame, states: pd.DataFrame, metric: str, x: str,
     return table[["run", x, "state", "value", "n", "ci_low", "ci_high"]].rename(columns={"value": metric})
 
 
-def unscored(states: pd.DataFrame) -> list[str]:
-    """The distinct states of the cells that have no score (everything but ok), sorted."""
-    return sorted(set(states.loc[states["state"] != CELL_OK, "state"]))
+def unscored(states: pd.DataFrame) -> tuple[int, list[str]]:
+    """(how many cells have no score, their distinct states sorted): everything but ok."""
+    missing = states.loc[states["state"] != CELL_OK, "state"]
+    return len(missing), sorted(set(missing))
 
 
 def cell_states(per_query_df: pd.DataFrame, run_names: list[str], cols: list[str], x: str = "rung") -> pd.DataFrame:

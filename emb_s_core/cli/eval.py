@@ -23,9 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     from emb_s_core import evaluate, runs
+    from emb_s_core.cli.common import ProgressBars
     from emb_s_core.store import Workspace
 
     ws = Workspace(args.workspace)
@@ -34,21 +33,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
         options["chunk_size"] = args.chunk
     if args.api_base:
         options["api_base"] = args.api_base
-    bars: dict[str, tqdm] = {}
-
-    def progress(stage: str, fraction: float) -> None:
-        bar = bars.get(stage)
-        if bar is None:
-            bar = bars[stage] = tqdm(total=1000, desc=stage, unit="‰", leave=True)
-        bar.update(int(fraction * 1000) - bar.n)
-
+    progress = ProgressBars()
     rungs = [r.strip() for r in args.rungs.split(",") if r.strip()] if args.rungs else None
     try:
         name = evaluate.evaluate(ws, args.retriever, name=args.name, k=args.k, rungs=rungs, progress=progress,
                                  batch_size=args.batch, **options)
     finally:
-        for bar in bars.values():
-            bar.close()
+        progress.close()
     ws.refresh()
     n = len(runs.load_results(ws, runs=[name]))
     print(f"run {name!r}: {n:,} (rung, query) results in {ws.path}")

@@ -49,6 +49,9 @@ class Rerank(Retriever):
         return {"spec": self.spec, "reranker": str(Path(self.model).expanduser().resolve()), "depth": self.depth,
                 "base": self.base.config()}
 
+    def uncached(self, ws: Workspace, doc_ids: np.ndarray | None = None) -> int:
+        return self.base.uncached(ws, doc_ids)
+
     def prepare(self, ws: Workspace, doc_ids: np.ndarray, progress=None) -> None:
         self.base.prepare(ws, doc_ids, progress)
         self.doc_ids, self.texts, _ = documents(ws, doc_ids)
