@@ -13,7 +13,7 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 
 from emb_s_core import bank, ladder, notes
 from emb_s_core.store import Workspace
-from test_dashboard_pages import assert_clean, plotly_specs, run_page
+from test_dashboard_pages import assert_clean, plotly_specs, run_page, use_ws  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.timeout(240)
 DRILL = "3_Query_drilldown.py"
@@ -138,3 +138,18 @@ def test_failure_case_list_download(copy, monkeypatch):
     jsonl = next(n for n in made if n.startswith("failures_R_1_overlap_full") and n.endswith(".jsonl"))
     first = json.loads(made[jsonl]().decode().splitlines()[0])
     assert isinstance(first["gold_ranks"], list) and first["gold_ranks"][0] != 1
+
+
+def test_tags_filter_access_vs_use(use_ws, monkeypatch, tmp_path):
+    monkeypatch.setenv("EMB_S_DATA", str(tmp_path / "none"))
+    dst = tmp_path / "use"
+    shutil.copytree(use_ws, dst)
+    notes.save(Workspace(dst), "g01", ["misread"], "the reader was told to get it wrong")
+    notes.save(Workspace(dst), "p00", ["fine"], "")
+    params = {"ws": str(dst), "run": "oracle", "qa": "qa1"}
+    at = run_page("6_Access_vs_Use.py", {**params, "tag": "misread"})
+    assert_clean(at)
+    assert at.dataframe[1].value["qid"].tolist() == ["g01"] and int(at.dataframe[0].value["n"].sum()) == 1
+    at = run_page("6_Access_vs_Use.py", {**params, "tag": "fine"})
+    assert_clean(at)
+    assert "0 (rung, query) cells" in at.caption[-1].value  # p00 is answered well: no use failure among "fine"
