@@ -14,7 +14,7 @@ view = widgets.analysis_view("Leaderboard")
 path, v, metric, run_names = view.path, view.v, view.metric, view.run_names
 domains, tasks, sources, tags = view.filters
 if not run_names:
-    st.info("This workspace has no runs yet: evaluate a retriever (`emb-s evaluate --workspace DIR bm25`) and "
+    st.info("This workspace has no runs yet: evaluate a retriever (`emb-s eval --workspace DIR --retriever bm25`) and "
             "reload this page.")
     st.stop()
 
