@@ -61,15 +61,16 @@ def test_filter_and_breakdown_by_tag(ws):
 
 
 def test_notes_survive_ladder_rebuild_new_run_and_new_import(ws, tmp_path):
-    notes.save(ws, "q4", ["keep me"], "still here", run="r1", rung="32K")
+    shared = next(r.name for r in ladder.load(ws).rungs if r.kind == "shared")
+    notes.save(ws, "q4", ["keep me"], "still here", run="r1", rung=shared)
     ladder.build(ws, ladder.LadderOptions(base="8K", domain_sizes=("8K",), shared_size="32K", seed=3))
     runs.create_run(ws, "r2", "external", "run file", {"x": 1})
-    runs.save_results(ws, "r2", [{"rung": "32K", "qid": "q4", "doc_ids": [1, 2]}])
+    runs.save_results(ws, "r2", [{"rung": shared, "qid": "q4", "doc_ids": [1, 2]}])
     new_source = native_bank(tmp_path / "more", docs=[{"doc_id": 1000, "text": "a new document", "domain": "law"}],
                              queries=[{"qid": "new1", "text": "new?", "answer": "a", "ref_ids": [1000]}])
     bank.import_path(ws, "native", new_source, source="more")  # a new import: the workspace's next bank version
     fresh = Workspace(ws.path)
-    got = notes.get(fresh, "q4", "r1", "32K")
+    got = notes.get(fresh, "q4", "r1", shared)
     assert got is not None and got["tags"] == ["keep me"] and got["text"] == "still here"
     assert len(notes.load(fresh)) == 1
 

@@ -45,7 +45,7 @@ def test_default_view_and_url_state(app_env):
     again = run_page(PAGE, {**saved, "x": "rung", "detail": "1"})
     assert_clean(again)
     t2 = board(again)
-    assert "full n" in t2.columns and "full 95% CI" in t2.columns and "8K" in t2.columns
+    assert "full n" in t2.columns and "full 95% CI" in t2.columns and "shared" in t2.columns
     assert (t2.set_index("run").loc["longctx", "full n"]) == 0  # does not fit: no queries scored
 
 
