@@ -343,9 +343,11 @@ def validated_record(rec: Any, where: str) -> dict:
     for key in ("qid", "id"):
         if rec.get(key) is not None:
             out[key] = id_field(rec, key, where)
-    for key in ("domain", "category", "type", "task_type", "scale"):
+    for key in ("domain", "category", "type", "task_type"):  # labels: text only
         if rec.get(key) is not None:
-            out[key] = text_field(rec, key, where, numbers=True)
+            out[key] = text_field(rec, key, where)
+    if rec.get("scale") is not None:  # a scale may be written as a number of tokens
+        out["scale"] = text_field(rec, "scale", where, numbers=True)
     return out
 
 
