@@ -343,11 +343,9 @@ def validated_record(rec: Any, where: str) -> dict:
     for key in ("qid", "id"):
         if rec.get(key) is not None:
             out[key] = id_field(rec, key, where)
-    for key in ("domain", "category", "type", "task_type"):  # labels: text only
+    for key in ("domain", "category", "type", "task_type", "scale"):
         if rec.get(key) is not None:
             out[key] = text_field(rec, key, where)
-    if rec.get("scale") is not None:  # a scale may be written as a number of tokens
-        out["scale"] = text_field(rec, "scale", where, numbers=True)
     return out
 
 

@@ -57,7 +57,8 @@ WRONG_TYPES = [
     ("2wiki", 0, ("type",), {"k": 1}, r"field 'type': expected a string, found object \{'k': 1\}"),
     ("native", 0, ("title",), 5, r"documents.jsonl line 1: field 'title': expected a string, found integer 5"),
     ("native", 1, ("domain",), ["geo"], r"documents.jsonl line 2: field 'domain': expected a string, found list"),
-    ("emb-s-release", 0, ("type",), ["fact"], r"data.pkl record 0: field 'type': expected a string, found list"),
+    ("emb-s-release", 0, ("type",), ["fact"], r"data.pkl record 0: field 'type': expected a string, "
+     r"found list"),
     ("locomo", 0, ("qa", 0, "category"), [2], r"qa\[0\]: field 'category': expected an integer category 1-5, found list"),
     ("native", 0, ("doc_id",), 2**70, r"documents.jsonl line 1: integer 1180591620717411303424 is outside the 64-bit"),
     ("native", 2, ("ref_ids",), [2**70], r"queries.jsonl line 1: integer 1180591620717411303424 is outside the 64-bit"),
