@@ -196,13 +196,20 @@ def _release(folder: Path, recs: list[dict]) -> Path:
     return folder
 
 
+def _pickled_text(v: Any) -> bool:
+    """Text, or a number written as text: a pickle's ints are not bounded by JSON's 64-bit parse."""
+    return isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool)) or (
+        isinstance(v, float) and math.isfinite(v))
+
+
 # the release reader takes numbers as text for answer and the labels (domain, category, type: the release numbers
 # some); references that match nothing are skipped by design, so any list is accepted there
 RELEASE = Case("emb-s-release", [
     {"query": "What thins blood?", "answer": "Aspirin", "reference_list": [0], "domain": "medical", "type": "fact"},
 ], [
     (0, ("query",), _nonempty_text), (0, ("reference_list",), lambda v: isinstance(v, (list, tuple))),
-    (0, ("answer",), _answer), (0, ("domain",), _answer_or_none), (0, ("type",), _answer_or_none),
+    (0, ("answer",), _pickled_text), (0, ("domain",), lambda v: v is None or _pickled_text(v)),
+    (0, ("type",), lambda v: v is None or _pickled_text(v)),
 ], _release)
 
 CASES: dict[str, Case] = {c.fmt if c is not HOTPOT_IRCOT else "hotpotqa-ircot": c

@@ -23,12 +23,11 @@ def dash_ws(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def app_env(dash_ws, monkeypatch, tmp_path):
-    """Point the dashboard's data folder at a temp dir holding only a link to the fixture workspace (the URL may
-    open only workspaces under the data folder), and return that path."""
-    monkeypatch.setenv("EMB_S_DATA", str(tmp_path / "data"))
-    (tmp_path / "data").mkdir()
-    (tmp_path / "data" / "dash").symlink_to(dash_ws)
-    return tmp_path / "data" / "dash"
+    """Point the dashboard's data folder at the test's temp dir, holding a link to the fixture workspace (the URL may
+    open only workspaces under the data folder; copies a test makes in tmp_path are under it too); return the link."""
+    monkeypatch.setenv("EMB_S_DATA", str(tmp_path))
+    (tmp_path / "dash").symlink_to(dash_ws)
+    return tmp_path / "dash"
 
 
 def free_port() -> int:

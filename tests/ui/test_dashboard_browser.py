@@ -265,6 +265,7 @@ def test_no_markup_from_data_or_url_in_the_real_browser(payload_ws, tmp_path):
             ("query_drilldown", {**common, "by": "failures", "run": "overlap", "q": qid}, "Query drill-down"),
             ("compare", common, "Queries one run gets"), ("ladder", common, "Composition"),
             ("access_vs_use", common, "Access vs use"), ("bank_audit", common, "Bank audit"),
+            ("leaderboard", common, "Leaderboard"),
             ("overview", {"ws": "/etc/passwd", "k": "abc"}, "outside the data folder")]
     trap = _Trap(port)
     proc, base = _serve(data)

@@ -322,7 +322,7 @@ def test_access_vs_use_lists_excluded_cells_and_names_results_of_retired_queries
 
     from emb_s_core import runs
 
-    monkeypatch.setenv("EMB_S_DATA", str(tmp_path / "none"))
+    monkeypatch.setenv("EMB_S_DATA", str(tmp_path))  # the URL opens workspaces under it
     shutil.copytree(use_ws, tmp_path / "ws")
     runs.save_results(Workspace(tmp_path / "ws"), "oracle",
                       [{"rung": "2K/geography", "qid": "**gone**", "doc_ids": [0, 2]}])

@@ -141,7 +141,7 @@ def test_failure_case_list_download(copy, monkeypatch):
 
 
 def test_tags_filter_access_vs_use(use_ws, monkeypatch, tmp_path):
-    monkeypatch.setenv("EMB_S_DATA", str(tmp_path / "none"))
+    monkeypatch.setenv("EMB_S_DATA", str(tmp_path))  # the URL opens workspaces under it
     dst = tmp_path / "use"
     shutil.copytree(use_ws, dst)
     notes.save(Workspace(dst), "g01", ["misread"], "the reader was told to get it wrong")
