@@ -19,6 +19,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--chunk", type=int, default=None,
                    help="dense: chunk size in model tokens (MaxP); default the model's max length")
     p.add_argument("--api-base", default=None, help="dense:litellm: endpoint URL (or EMB_S_EMBEDDING_API_BASE)")
+    p.add_argument("--memory-cap", default=None, metavar="SIZE",
+                   help="dense: memory for scoring, e.g. 256M or 2G; vectors are streamed from the workspace in "
+                        "blocks under it, results unchanged (default: EMB_S_DENSE_MEMORY_CAP or 1/8 of RAM)")
+    p.add_argument("--vector-dtype", choices=["float32", "float16"], default=None,
+                   help="dense: how cached vectors are stored (float16 halves disk and I/O; part of the run's "
+                        "identity)")
     p.set_defaults(func=cmd_eval)
 
 
@@ -34,6 +40,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         options["chunk_size"] = args.chunk
     if args.api_base:
         options["api_base"] = args.api_base
+    if args.memory_cap:
+        options["memory_cap"] = args.memory_cap
+    if args.vector_dtype:
+        options["vector_dtype"] = args.vector_dtype
     bars: dict[str, tqdm] = {}
 
     def progress(stage: str, fraction: float) -> None:

@@ -1,0 +1,143 @@
+"""Exact MaxP scoring of cached chunk vectors streamed from the workspace's Lance cache in blocks, under a memory cap.
+
+Why: at paper scale (~1.3M chunks; 2 GB of float32 vectors at 384 dims, 21 GB at 4,096) the vectors need not fit in
+RAM. A document's MaxP score is the max of its chunks' inner products, and a max does not care in which order or
+in how many pieces the chunks arrive, so scoring block by block and keeping a running max per document gives exactly the
+one-shot ``max_c ⟨q, e_c⟩``. The cap bounds what scoring holds at once: one block of vectors and its scores, plus the
+query × document score matrix (queries are split into sub-batches when that matrix alone would pass its share).
+"""
+from __future__ import annotations
+
+import os
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from emb_s_core.errors import EmbSError
+from emb_s_core.store import Workspace
+
+#: default memory cap of dense scoring: this fraction of the machine's physical memory
+DEFAULT_CAP_FRACTION = 0.125
+#: the environment variable that overrides the default cap (bytes, or a size like 256M / 2G)
+CAP_ENV = "EMB_S_DENSE_MEMORY_CAP"
+MIN_CAP = 64 << 10  # tests use it to force many blocks; real runs want hundreds of MB
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def physical_memory() -> int:
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # not on Linux/macOS: assume a small machine
+        return 8 << 30
+
+
+def parse_cap(value: int | str | None) -> int:
+    """A memory cap in bytes from ``268435456``, ``"256M"``, ``"2G"``; None gives the default (env or RAM share)."""
+    if value is None or value == "":
+        env = os.environ.get(CAP_ENV)
+        if env:
+            return parse_cap(env)
+        return max(MIN_CAP, int(physical_memory() * DEFAULT_CAP_FRACTION))
+    if isinstance(value, (int, np.integer)):
+        cap = int(value)
+    else:
+        text = str(value).strip().upper().removesuffix("B").removesuffix("I")
+        unit = text[-1] if text and text[-1] in _UNITS else ""
+        try:
+            cap = int(float(text[: len(text) - len(unit)]) * _UNITS[unit])
+        except ValueError:
+            raise EmbSError(f"cannot read memory cap {value!r}",
+                            fix="write it as bytes or with a unit, e.g. 256M or 2G.") from None
+    if cap < MIN_CAP:
+        raise EmbSError(f"memory cap {value!r} is below 64 KiB",
+                        fix="give dense scoring at least 64K (hundreds of MB in practice).")
+    return cap
+
+
+class BlockScorer:
+    """MaxP scores of the documents whose content hashes are ``hashes`` (one per document, repeats allowed),
+    reading chunk vectors from cache table ``table`` in blocks that keep scoring under ``cap`` bytes."""
+
+    def __init__(self, ws: Workspace, table: str, hashes: list[str] | np.ndarray, cap: int) -> None:
+        unique, self.column_of_doc = np.unique(np.asarray(hashes, dtype=object).astype(str), return_inverse=True)
+        self.unique = pa.array(unique, pa.string())
+        self.n_docs = len(self.column_of_doc)
+        self.cap = int(cap)
+        self.dataset = ws.table(table).to_lance() if len(unique) else None
+        vector_type = ws.table(table).schema.field("vector").type if len(unique) else pa.list_(pa.float32(), 1)
+        self.dim = vector_type.list_size
+        self.dtype = np.dtype(vector_type.value_type.to_pandas_dtype())
+        self.blocks_read = 0  # blocks streamed from disk by the last call (a test sees the cap at work)
+        self.resident: list[tuple[np.ndarray, np.ndarray]] | None = None
+        if self.dataset is not None and self.dataset.count_rows() * self.dim * self.dtype.itemsize <= self.cap // 2:
+            # small enough: read once and keep (live queries then cost a matrix product, not a table scan)
+            self.resident = [self._slots(b) for b in self._stream(self.block_rows(1))]
+
+    def query_rows(self, n_queries: int) -> int:
+        """Queries scored per pass: their (queries × documents) matrices take at most a quarter of the cap."""
+        per_query = 4 * (3 * self.n_docs + len(self.unique)) + 1
+        return max(1, min(n_queries, (self.cap // 4) // per_query))
+
+    def block_rows(self, n_queries: int) -> int:
+        """Chunk vectors per block: the block (plus its float32 copy when stored as float16), its hashes and two
+        copies of its scores take the other three quarters of the cap."""
+        per_row = self.dim * self.dtype.itemsize + (self.dim * 4 if self.dtype != np.float32 else 0) + 112 \
+            + 2 * 4 * n_queries
+        return max(1, (self.cap - self.cap // 4) // per_row)
+
+    def scores(self, q: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
+        """(query rows, float32 scores (rows × documents)) per pass; one pass streams the whole cache table once."""
+        q = np.asarray(q, dtype=np.float32)
+        step = self.query_rows(len(q))
+        self.blocks_read = 0
+        for start in range(0, len(q), step):
+            rows = slice(start, min(start + step, len(q)))
+            yield rows, self._pass(q[rows])
+
+    def score_all(self, q: np.ndarray) -> np.ndarray:
+        parts = [s for _, s in self.scores(q)]
+        return np.vstack(parts) if parts else np.empty((0, self.n_docs), np.float32)
+
+    def _pass(self, q: np.ndarray) -> np.ndarray:
+        best = np.full((len(q), len(self.unique)), -np.inf, np.float32)
+        if self.resident is not None:
+            for slot, vectors in self.resident:
+                self._fold(q, slot, vectors, best)
+        elif self.dataset is not None:
+            for batch in self._stream(self.block_rows(len(q))):
+                self.blocks_read += 1
+                self._fold(q, *self._slots(batch), best)
+        if np.isneginf(best).any():  # only if the cache table was edited by hand
+            raise EmbSError(f"the embedding cache lacks {int(np.isneginf(best[0]).sum())} documents",
+                            fix="rerun the evaluation (it embeds what is missing) or delete the cache table.")
+        return best[:, self.column_of_doc]
+
+    def _stream(self, rows: int) -> Iterator[pa.RecordBatch]:
+        return self.dataset.to_batches(columns=["content_hash", "vector"], batch_size=rows, batch_readahead=1,
+                                       fragment_readahead=1,
+                                       io_buffer_size=max(rows * self.dim * self.dtype.itemsize, 1 << 20))
+
+    def _slots(self, batch: pa.RecordBatch) -> tuple[np.ndarray, np.ndarray]:
+        """(hash slot per row, vectors) of one block, keeping only the rows of wanted documents."""
+        slot = pc.index_in(batch.column(0), value_set=self.unique).fill_null(-1).to_numpy()
+        vectors = batch.column(1).flatten().to_numpy().reshape(len(batch), self.dim)
+        keep = slot >= 0
+        if not keep.all():
+            slot, vectors = slot[keep], vectors[keep]
+        return slot, vectors
+
+    @staticmethod
+    def _fold(q: np.ndarray, slot: np.ndarray, vectors: np.ndarray, best: np.ndarray) -> None:
+        """Running max of one block's chunk scores into ``best`` (queries × unique hashes)."""
+        if not len(slot):
+            return
+        order = np.argsort(slot, kind="stable")
+        s = (q @ vectors.astype(np.float32, copy=False).T)[:, order]
+        slot = slot[order]
+        starts = np.flatnonzero(np.r_[True, slot[1:] != slot[:-1]])
+        reduced = np.maximum.reduceat(s, starts, axis=1) if len(starts) != len(slot) else s
+        cols = slot[starts]
+        np.maximum(best[:, cols], reduced, out=reduced)
+        best[:, cols] = reduced
