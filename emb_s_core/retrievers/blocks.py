@@ -22,6 +22,11 @@ from emb_s_core.store import Workspace
 DEFAULT_CAP_FRACTION = 0.125
 #: the environment variable that overrides the default cap (bytes, or a size like 256M / 2G)
 CAP_ENV = "EMB_S_DENSE_MEMORY_CAP"
+#: the most bytes of vectors read from Lance at once: a read costs Lance about 20× its size in buffers (measured,
+#: bench/RESULTS.md), so reads are also at most 1/64 of the cap, and the budgets below share 60% of the cap
+READ_BYTES = 4 << 20
+READ_SHARE = 64
+BUDGET_SHARE = 0.6
 MIN_CAP = 64 << 10  # tests use it to force many blocks; real runs want hundreds of MB
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
@@ -70,22 +75,30 @@ class BlockScorer:
         self.dim = vector_type.list_size
         self.dtype = np.dtype(vector_type.value_type.to_pandas_dtype())
         self.blocks_read = 0  # blocks streamed from disk by the last call (a test sees the cap at work)
+        # the hash slot of every cache row, in scan order (-1: a row of a document not asked for); computed once so a
+        # block scan reads vectors only
+        self.slot_of_row = np.empty(0, np.int32)
+        if self.dataset is not None:
+            hashes_in_order = self.dataset.to_table(columns=["content_hash"], scan_in_order=True)["content_hash"]
+            self.slot_of_row = pc.index_in(hashes_in_order, value_set=self.unique).fill_null(-1).to_numpy() \
+                .astype(np.int32)
+        self.budget = max(BUDGET_SHARE * self.cap - self.slot_of_row.nbytes, 0)
         self.resident: list[tuple[np.ndarray, np.ndarray]] | None = None
-        if self.dataset is not None and self.dataset.count_rows() * self.dim * self.dtype.itemsize <= self.cap // 2:
+        if self.dataset is not None and len(self.slot_of_row) * self.dim * self.dtype.itemsize <= self.cap // 2:
             # small enough: read once and keep (live queries then cost a matrix product, not a table scan)
-            self.resident = [self._slots(b) for b in self._stream(self.block_rows(1))]
+            self.resident = list(self._blocks(self.block_rows(1)))
 
     def query_rows(self, n_queries: int) -> int:
-        """Queries scored per pass: their (queries × documents) matrices take at most a quarter of the cap."""
+        """Queries scored per pass: their (queries × documents) matrices take half of the budget."""
         per_query = 4 * (3 * self.n_docs + len(self.unique)) + 1
-        return max(1, min(n_queries, (self.cap // 4) // per_query))
+        return max(1, min(n_queries, int(self.budget / 2) // per_query))
 
     def block_rows(self, n_queries: int) -> int:
-        """Chunk vectors per block: the block (plus its float32 copy when stored as float16), its hashes and two
-        copies of its scores take the other three quarters of the cap."""
-        per_row = self.dim * self.dtype.itemsize + (self.dim * 4 if self.dtype != np.float32 else 0) + 112 \
+        """Chunk vectors per block: the block (plus its float32 copy when stored as float16), its slots and two
+        copies of its scores take the other half of the budget."""
+        per_row = self.dim * self.dtype.itemsize + (self.dim * 4 if self.dtype != np.float32 else 0) + 16 \
             + 2 * 4 * n_queries
-        return max(1, (self.cap - self.cap // 4) // per_row)
+        return max(1, int(self.budget / 2) // per_row)
 
     def scores(self, q: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
         """(query rows, float32 scores (rows × documents)) per pass; one pass streams the whole cache table once."""
@@ -106,27 +119,32 @@ class BlockScorer:
             for slot, vectors in self.resident:
                 self._fold(q, slot, vectors, best)
         elif self.dataset is not None:
-            for batch in self._stream(self.block_rows(len(q))):
+            for slot, vectors in self._blocks(self.block_rows(len(q))):
                 self.blocks_read += 1
-                self._fold(q, *self._slots(batch), best)
+                self._fold(q, slot, vectors, best)
         if np.isneginf(best).any():  # only if the cache table was edited by hand
             raise EmbSError(f"the embedding cache lacks {int(np.isneginf(best[0]).sum())} documents",
                             fix="rerun the evaluation (it embeds what is missing) or delete the cache table.")
         return best[:, self.column_of_doc]
 
-    def _stream(self, rows: int) -> Iterator[pa.RecordBatch]:
-        return self.dataset.to_batches(columns=["content_hash", "vector"], batch_size=rows, batch_readahead=1,
-                                       fragment_readahead=1,
-                                       io_buffer_size=max(rows * self.dim * self.dtype.itemsize, 1 << 20))
-
-    def _slots(self, batch: pa.RecordBatch) -> tuple[np.ndarray, np.ndarray]:
-        """(hash slot per row, vectors) of one block, keeping only the rows of wanted documents."""
-        slot = pc.index_in(batch.column(0), value_set=self.unique).fill_null(-1).to_numpy()
-        vectors = batch.column(1).flatten().to_numpy().reshape(len(batch), self.dim)
-        keep = slot >= 0
-        if not keep.all():
-            slot, vectors = slot[keep], vectors[keep]
-        return slot, vectors
+    def _blocks(self, rows: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(hash slot per row, vectors) per block of at most ``rows`` cache rows (and at most READ_BYTES), only the
+        rows of wanted documents. Row ranges are read with offset/limit: measured on 1 GB of vectors, Lance's
+        streaming scan held ~1.6 GB at its high-water mark whatever its buffer settings, range reads of 4 MiB
+        held ~80 MB and were faster (bench/RESULTS.md)."""
+        rows = max(1, min(rows, min(READ_BYTES, self.cap // READ_SHARE) // (self.dim * self.dtype.itemsize)))
+        n = len(self.slot_of_row)
+        for start in range(0, n, rows):
+            batch = self.dataset.to_table(columns=["vector"], offset=start, limit=rows)
+            slot = self.slot_of_row[start: start + len(batch)]
+            if len(batch) != len(slot):  # the table changed under us (another writer): never score half a table
+                raise EmbSError("the embedding cache changed while it was being scored",
+                                fix="rerun; one writer at a time per workspace.")
+            vectors = batch.column(0).combine_chunks().flatten().to_numpy().reshape(len(batch), self.dim)
+            keep = slot >= 0
+            if not keep.all():
+                slot, vectors = slot[keep], vectors[keep]
+            yield slot, vectors
 
     @staticmethod
     def _fold(q: np.ndarray, slot: np.ndarray, vectors: np.ndarray, best: np.ndarray) -> None:
