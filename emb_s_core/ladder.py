@@ -13,6 +13,12 @@ With ``S(D, B)`` = take documents of ``D`` in one seeded random order until addi
 
 Every budget is ``size − reserve`` tokens (the prompt/query reserve) and is never exceeded. A query is evaluated on
 the domain rungs of its own domain and on every shared rung.
+
+Ladder kinds (DESIGN §1): one workspace can hold several ladders over the same bank side by side — ``built`` (the
+construction above), ``official`` (the published scales of a release) and ``benign`` (the benign twin of the built
+ladder). They share the three ladder tables; a ``ladder`` column says which kind a row belongs to, rung names are
+unique across kinds (``qualified``: built rungs keep their plain names, the others are ``<kind>:<name>``), and
+storing one kind replaces that kind's rows only. Each kind records its options in its own workspace setting.
 """
 from __future__ import annotations
 
@@ -23,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from emb_s_core import bank, tokens
 from emb_s_core.errors import EmbSError
@@ -33,6 +40,8 @@ DEFAULT_DOMAIN_SIZES = ("64K", "128K", "256K")
 DEFAULT_RESERVE = 1024
 MAX_DOMAINS = 8
 BANK_TABLES = ("documents", "queries")
+BUILT, OFFICIAL, BENIGN = "built", "official", "benign"
+LADDER_KINDS = (BUILT, OFFICIAL, BENIGN)
 
 RUNGS_SCHEMA = pa.schema(
     [
@@ -48,12 +57,13 @@ RUNGS_SCHEMA = pa.schema(
         pa.field("membership_hash", pa.string()),
         pa.field("qids", pa.list_(pa.string())),
         pa.field("composition", pa.string()),
+        pa.field("ladder", pa.string()),
     ]
 )
 MEMBERS_SCHEMA = pa.schema([pa.field("rung", pa.string()), pa.field("doc_id", pa.int64())])
 KEPT_SCHEMA = pa.schema(
     [pa.field("qid", pa.string()), pa.field("domain", pa.string()), pa.field("kept", pa.bool_()),
-     pa.field("reason", pa.string())]
+     pa.field("reason", pa.string()), pa.field("ladder", pa.string())]
 )
 
 
@@ -85,6 +95,7 @@ class Rung:
     membership_hash: str
     composition: dict = field(default_factory=dict)
     order: int = 0
+    ladder: str = BUILT  # which ladder kind the rung belongs to (LADDER_KINDS)
 
     @property
     def n_documents(self) -> int:
@@ -119,6 +130,34 @@ class Ladder:
               "documents": r.n_documents,
               "tokens": r.n_tokens, "queries": len(r.qids), "hash": r.membership_hash[:12]} for r in self.rungs]
         )
+
+
+# --------------------------------------------------------------------------------------------- kinds
+def _checked_kind(kind: str) -> str:
+    if kind not in LADDER_KINDS:
+        raise EmbSError(f"unknown ladder kind {kind!r}", fix=f"use one of: {', '.join(LADDER_KINDS)}.")
+    return kind
+
+
+def qualified(kind: str, name: str) -> str:
+    """The workspace-wide rung name: built rungs keep their plain name, other kinds are ``<kind>:<name>``."""
+    return name if _checked_kind(kind) == BUILT else f"{kind}:{name}"
+
+
+def kind_of(rung_name: str) -> str:
+    """The ladder kind a workspace-wide rung name belongs to (the inverse of ``qualified``)."""
+    prefix, sep, _ = rung_name.partition(":")
+    return prefix if sep and prefix in LADDER_KINDS else BUILT
+
+
+def plain_name(rung_name: str) -> str:
+    """The rung's name inside its own ladder (``benign:512K`` -> ``512K``)."""
+    return rung_name.partition(":")[2] if kind_of(rung_name) != BUILT else rung_name
+
+
+def setting_key(kind: str) -> str:
+    """The workspace setting holding a kind's options (``ladder`` for built, as before kinds existed)."""
+    return "ladder" if _checked_kind(kind) == BUILT else f"ladder:{kind}"
 
 
 # --------------------------------------------------------------------------------------------- building
@@ -264,7 +303,7 @@ def build(ws: Workspace, options: LadderOptions | None = None, progress: bool = 
 
     kept_df = pd.DataFrame(kept_rows, columns=KEPT_SCHEMA.names)
     ladder = Ladder(rungs, kept_df, dict(opts.to_json(), encoding=encoding), messages)
-    _store(ws, ladder, built_from)
+    store(ws, ladder, built_from)
     return ladder
 
 
@@ -302,7 +341,24 @@ def bank_state(ws: Workspace) -> dict:
     return {"version": ws.version, "tables": {t: tables.get(t) for t in BANK_TABLES}}
 
 
-def _store(ws: Workspace, ladder: Ladder, built_from: dict | None = None) -> None:
+def _with_kind(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows written before ladder kinds existed belong to the built ladder."""
+    if "ladder" not in frame.columns:
+        frame = frame.assign(ladder=BUILT)
+    return frame.assign(ladder=frame["ladder"].fillna(BUILT))
+
+
+def store(ws: Workspace, ladder: Ladder, built_from: dict | None = None, kind: str = BUILT,
+          extra_settings: dict | None = None) -> None:
+    """Store ``ladder`` as the workspace's ladder of ``kind``, replacing that kind's rungs only (one transaction).
+
+    Rung names must already be qualified for ``kind``; other kinds' rows are kept as they are.
+    """
+    _checked_kind(kind)
+    for r in ladder.rungs:
+        if kind_of(r.name) != kind:
+            raise AssertionError(f"rung {r.name} is not named for the {kind} ladder")  # a bug, never a user error
+        r.ladder = kind
     rungs = pa.table(
         {
             "order": [r.order for r in ladder.rungs], "rung": [r.name for r in ladder.rungs],
@@ -312,6 +368,7 @@ def _store(ws: Workspace, ladder: Ladder, built_from: dict | None = None) -> Non
             "n_queries": [len(r.qids) for r in ladder.rungs],
             "membership_hash": [r.membership_hash for r in ladder.rungs], "qids": [r.qids for r in ladder.rungs],
             "composition": [json.dumps(r.composition) for r in ladder.rungs],
+            "ladder": [kind] * len(ladder.rungs),
         },
         schema=RUNGS_SCHEMA,
     )
@@ -320,24 +377,48 @@ def _store(ws: Workspace, ladder: Ladder, built_from: dict | None = None) -> Non
          "doc_id": np.concatenate([r.doc_ids for r in ladder.rungs])},
         schema=MEMBERS_SCHEMA,
     )
-    kept = pa.Table.from_pandas(ladder.kept, schema=KEPT_SCHEMA, preserve_index=False)
+    kept = pa.Table.from_pandas(ladder.kept.assign(ladder=kind)[KEPT_SCHEMA.names], schema=KEPT_SCHEMA,
+                                preserve_index=False)
+    if ws.has_table("rungs"):  # keep the other kinds' rows
+        old = _with_kind(ws.read_pandas("rungs"))
+        other_rungs = old[old["ladder"] != kind]
+        if len(other_rungs):
+            rungs = pa.concat_tables([pa.Table.from_pandas(other_rungs[RUNGS_SCHEMA.names], schema=RUNGS_SCHEMA,
+                                                           preserve_index=False), rungs])
+            old_members = ws.read("rung_members")
+            other_members = old_members.filter(pc.is_in(old_members["rung"], pa.array(list(other_rungs["rung"]))))
+            members = pa.concat_tables([other_members.cast(MEMBERS_SCHEMA), members])
+        old_kept = _with_kind(ws.read_pandas("ladder_queries"))
+        old_kept = old_kept[old_kept["ladder"] != kind]
+        if len(old_kept):
+            kept = pa.concat_tables([pa.Table.from_pandas(old_kept[KEPT_SCHEMA.names], schema=KEPT_SCHEMA,
+                                                          preserve_index=False), kept])
     with ws.transaction():
         ws.write("rungs", rungs, mode="overwrite", schema=RUNGS_SCHEMA)
         ws.write("rung_members", members, mode="overwrite", schema=MEMBERS_SCHEMA)
         ws.write("ladder_queries", kept, mode="overwrite", schema=KEPT_SCHEMA)
-        ws.set_setting("ladder", {**ladder.options, "messages": ladder.messages, "bank": built_from})
+        ws.set_setting(setting_key(kind), {**ladder.options, "messages": ladder.messages, "bank": built_from,
+                                           **(extra_settings or {})})
 
 
 # --------------------------------------------------------------------------------------------- reading
-def exists(ws: Workspace) -> bool:
-    return ws.has_table("rungs")
+def kinds(ws: Workspace) -> list[str]:
+    """The ladder kinds the workspace holds, in LADDER_KINDS order."""
+    if not ws.has_table("rungs"):
+        return []
+    present = set(_with_kind(ws.read_pandas("rungs"))["ladder"])
+    return [k for k in LADDER_KINDS if k in present]
 
 
-def stale_reason(ws: Workspace) -> str | None:
+def exists(ws: Workspace, kind: str = BUILT) -> bool:
+    return _checked_kind(kind) in kinds(ws)
+
+
+def stale_reason(ws: Workspace, kind: str = BUILT) -> str | None:
     """Why the stored ladder no longer matches the bank (None when it does, or when it predates this record)."""
-    if not exists(ws):
+    if not exists(ws, kind):
         return None
-    built = ws.settings.get("ladder", {}).get("bank")
+    built = ws.settings.get(setting_key(kind), {}).get("bank")
     if not built:
         return None
     now = bank_state(ws)
@@ -349,20 +430,29 @@ def stale_reason(ws: Workspace) -> str | None:
             "or `emb-s domains label --apply`)")
 
 
-def load(ws: Workspace, allow_stale: bool = False) -> Ladder:
-    """The stored ladder, rungs in order (domain rungs first, then shared, global, full).
+def load(ws: Workspace, allow_stale: bool = False, kind: str | tuple[str, ...] | list[str] = BUILT) -> Ladder:
+    """The stored ladder of ``kind`` (or of several kinds, one after the other), rungs in order (domain rungs first,
+    then shared, global, full).
 
     A ladder built from an older bank is refused (its rungs would miss new gold documents or keep retired queries)
     unless ``allow_stale`` (pages that only show it, with a warning).
     """
-    if not exists(ws):
-        raise EmbSError(f"the workspace {ws.path} has no ladder yet",
-                        fix="run `emb-s ladder build --workspace DIR` first.")
-    stale = None if allow_stale else stale_reason(ws)
-    if stale:
-        raise EmbSError(f"the ladder of {ws.path} is stale: {stale}",
-                        fix="rebuild it: `emb-s ladder build --workspace DIR` (then rerun the evaluations).")
-    meta = ws.read_pandas("rungs").sort_values("order")
+    wanted = [kind] if isinstance(kind, str) else list(kind)
+    held = kinds(ws)
+    for k in wanted:
+        if k not in held:
+            what = "ladder" if k == BUILT else f"{k} ladder"
+            raise EmbSError(f"the workspace {ws.path} has no {what} yet",
+                            fix="run `emb-s ladder build --workspace DIR` first." if k == BUILT else
+                            f"build it first (`emb-s ladder build --help` lists the ladder kinds); it holds: "
+                            f"{', '.join(held) or 'none'}.")
+        stale = None if allow_stale else stale_reason(ws, k)
+        if stale:
+            raise EmbSError(f"the {'' if k == BUILT else k + ' '}ladder of {ws.path} is stale: {stale}",
+                            fix="rebuild it: `emb-s ladder build --workspace DIR` (then rerun the evaluations).")
+    meta = _with_kind(ws.read_pandas("rungs"))
+    meta = meta[meta["ladder"].isin(wanted)]
+    meta = meta.assign(_k=meta["ladder"].map(wanted.index)).sort_values(["_k", "order"])
     members = ws.read("rung_members")
     by_rung = pd.Series(members["doc_id"].to_numpy()).groupby(members["rung"].to_numpy()).apply(np.asarray)
     rungs = [
@@ -371,9 +461,12 @@ def load(ws: Workspace, allow_stale: bool = False) -> Ladder:
             budget=None if pd.isna(row.budget) else int(row.budget),
             doc_ids=np.sort(by_rung.get(row.rung, np.empty(0, np.int64)).astype(np.int64)),
             qids=list(row.qids), n_tokens=int(row.n_tokens), membership_hash=row.membership_hash,
-            composition=json.loads(row.composition), order=int(row.order),
+            composition=json.loads(row.composition), order=int(row.order), ladder=row.ladder,
         )
         for row in meta.itertuples()
     ]
-    settings = ws.settings.get("ladder", {})
-    return Ladder(rungs, ws.read_pandas("ladder_queries"), settings, list(settings.get("messages", [])))
+    settings = ws.settings.get(setting_key(wanted[0]), {})
+    kept = _with_kind(ws.read_pandas("ladder_queries"))
+    kept = kept[kept["ladder"].isin(wanted)].reset_index(drop=True)
+    messages = [m for k in wanted for m in ws.settings.get(setting_key(k), {}).get("messages", [])]
+    return Ladder(rungs, kept, settings, messages)
