@@ -23,10 +23,15 @@ DEFAULT_K = 100
 DEFAULT_BATCH = 64
 
 
-def default_name(spec: str, k: int = DEFAULT_K, chunk_size: int | None = None) -> str:
+def default_name(spec: str, k: int = DEFAULT_K, chunk_size: int | None = None, ann: str | None = None,
+                 vector_dtype: str | None = None) -> str:
     name = spec
     if chunk_size:
         name += f"@chunk{chunk_size}"
+    if vector_dtype and vector_dtype != "float32":
+        name += f"@{vector_dtype}"
+    if ann:
+        name += f"@ann-{ann}"
     if k != DEFAULT_K:
         name += f"@k{k}"
     return name
@@ -59,7 +64,7 @@ def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT
                             "with --rungs.")
     if hasattr(retriever, "check"):
         retriever.check()  # load models now: a missing one fails before anything is written
-    name = name or default_name(spec, k, options.get("chunk_size"))
+    name = name or default_name(spec, k, options.get("chunk_size"), options.get("ann"), options.get("vector_dtype"))
     config = {"spec": spec, "retriever": retriever.config(), "k": k,
               "ladder": {r.name: r.membership_hash for r in lad.rungs}}
     existing = runs.get_run(ws, name)
@@ -78,12 +83,17 @@ def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT
             if (r.name, qid) not in done:
                 need[qid] = need.get(qid, ()) + (r.name,)
     total = sum(len(v) for v in need.values())
-    if not total:
+    measure = retriever.measures and not runs.measurements(ws, name)
+    if not total and not measure:
         if progress:
             progress("ranking", 1.0)
         return name
     retriever.prepare(ws, np.unique(np.concatenate([r.doc_ids for r in selected])), progress)
     texts = bank.queries(ws).set_index("qid")["text"]
+    if measure:  # an approximate run is never silently approximate: its recall is stored before any ranking
+        values = retriever.measurements({r.name: r.doc_ids for r in selected},
+                                        {r.name: texts.loc[list(r.qids)].to_dict() for r in selected})
+        runs.save_measurements(ws, name, values)
     members = {r.name: r.doc_ids for r in selected}
     groups: dict[tuple[str, ...], list[str]] = {}
     for qid in sorted(need):

@@ -219,6 +219,12 @@ class Workspace:
             self.db.open_table(name).delete(where)
             self._touched.add(name)
 
+    def create_vector_index(self, name: str, **options: object) -> None:
+        """Build a LanceDB vector index on table ``name`` (``Table.create_index`` options); a new table version."""
+        self._require_transaction()
+        self.db.open_table(name).create_index(**options)
+        self._touched.add(name)
+
     def set_setting(self, key: str, value: object) -> None:
         self._require_transaction()
         self._manifest.setdefault("settings", {})[key] = value

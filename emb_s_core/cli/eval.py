@@ -25,6 +25,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--vector-dtype", choices=["float32", "float16"], default=None,
                    help="dense: how cached vectors are stored (float16 halves disk and I/O; part of the run's "
                         "identity)")
+    p.add_argument("--ann", choices=["ivf_pq", "ivf_hnsw_sq"], default=None,
+                   help="dense: approximate search with a LanceDB index (opt-in; the run stores its recall@10 "
+                        "against exact scoring per rung)")
+    p.add_argument("--ann-depth", type=int, default=None, help="ANN: candidate chunks per query (default 1000)")
+    p.add_argument("--ann-exact-below", type=int, default=None,
+                   help="ANN: rungs with at most this many documents are scored exactly (default 20000)")
+    p.add_argument("--ann-recall-sample", type=int, default=None,
+                   help="ANN: queries per rung checked against exact scoring (seeded; default 100)")
     p.set_defaults(func=cmd_eval)
 
 
@@ -44,6 +52,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         options["memory_cap"] = args.memory_cap
     if args.vector_dtype:
         options["vector_dtype"] = args.vector_dtype
+    if args.ann:
+        options.update(ann=args.ann, ann_depth=args.ann_depth, ann_exact_below=args.ann_exact_below,
+                       ann_recall_sample=args.ann_recall_sample)
     bars: dict[str, tqdm] = {}
 
     def progress(stage: str, fraction: float) -> None:
@@ -62,4 +73,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     ws.refresh()
     n = len(runs.load_results(ws, runs=[name]))
     print(f"run {name!r}: {n:,} (rung, query) results in {ws.path}")
+    approximate = runs.approximate_summary(runs.measurements(ws, name).get(name, {}))
+    if approximate:
+        print(approximate)
     return 0

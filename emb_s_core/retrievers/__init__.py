@@ -60,8 +60,15 @@ def _dense(arg: str, opts: dict[str, Any]) -> Retriever:
 
 
 def _storage(opts: dict[str, Any]) -> dict[str, Any]:
-    """The dense options about where vectors live: ``memory_cap`` (scoring memory) and ``vector_dtype``."""
-    return {"memory_cap": opts.get("memory_cap"), "vector_dtype": opts.get("vector_dtype")}
+    """The dense options about where vectors live and how they are searched: ``memory_cap`` (scoring memory),
+    ``vector_dtype``, and ``ann`` (an index name, opt-in approximate search) with its ``ann_*`` settings."""
+    from emb_s_core.retrievers.ann import AnnOptions
+
+    ann = None
+    if opts.get("ann"):
+        settings = {k[len("ann_"):]: int(v) for k, v in opts.items() if k.startswith("ann_") and v is not None}
+        ann = AnnOptions(index=str(opts["ann"]), **settings)
+    return {"memory_cap": opts.get("memory_cap"), "vector_dtype": opts.get("vector_dtype"), "ann": ann}
 
 
 def _hybrid(arg: str, opts: dict[str, Any]) -> Retriever:
@@ -107,7 +114,8 @@ FAMILIES: dict[str, Callable[[str, dict[str, Any]], Retriever]] = {
 
 
 def get(spec: str, **options: Any) -> Retriever:
-    """The retriever for ``spec``; options: ``chunk_size``, ``memory_cap``, ``vector_dtype`` (dense),
+    """The retriever for ``spec``; options: ``chunk_size``, ``memory_cap``, ``vector_dtype``, ``ann`` and
+    ``ann_depth``/``ann_nprobes``/``ann_refine_factor``/``ann_exact_below``/``ann_recall_sample``/``ann_seed`` (dense),
     ``api_base`` (dense:litellm)."""
     family, _, arg = (spec or "").strip().partition(":")
     factory = FAMILIES.get(family)

@@ -30,6 +30,7 @@ class Retriever:
 
     spec: str = ""
     doc_ids: np.ndarray = np.empty(0, np.int64)  # sorted ids of the prepared documents
+    measures: bool = False  # True when a run must carry measurements(): an approximate search's recall
 
     def config(self) -> dict[str, Any]:
         """The retriever's identity: part of the run's configuration (a change means a new run)."""
@@ -56,6 +57,12 @@ class Retriever:
             raise EmbSError(f"retriever {self.spec!r} was asked to search documents it did not index",
                             fix="prepare it over the union of the rungs you evaluate (evaluate() does this).")
         return pos
+
+    def measurements(self, pools: Mapping[str, np.ndarray], queries: Mapping[str, Mapping[str, str]]
+                     ) -> dict[str, Any]:
+        """What a run must carry besides its rankings, measured on ``queries[pool]`` (qid → text) per pool after
+        ``prepare``: an approximate search's recall@10 against exact scoring. Exact retrievers have none."""
+        return {}
 
 
 def topk(scores: np.ndarray, ids: np.ndarray, k: int, decimals: int = 6) -> Ranking:

@@ -18,7 +18,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from emb_s_core.errors import EmbSError
-from emb_s_core.retrievers.base import Ranking, Retriever, topk
+from emb_s_core.retrievers import ann as ann_mod
+from emb_s_core.retrievers.base import Ranking, Retriever, pool_key, topk
 from emb_s_core.retrievers.blocks import BlockScorer, parse_cap
 from emb_s_core.retrievers.embedders import Embedder
 from emb_s_core.store import Workspace
@@ -201,7 +202,7 @@ class Dense(Retriever):
 
     def __init__(self, spec: str, embedder_factory: Callable[[], Embedder], model_id: dict[str, Any],
                  chunk_size: int | None = None, memory_cap: int | str | None = None,
-                 vector_dtype: str | None = None) -> None:
+                 vector_dtype: str | None = None, ann: ann_mod.AnnOptions | None = None) -> None:
         self.spec = spec
         self._factory = embedder_factory
         self._embedder: Embedder | None = None
@@ -212,6 +213,9 @@ class Dense(Retriever):
         if self.vector_dtype not in VECTOR_DTYPES:
             raise EmbSError(f"unknown vector dtype {vector_dtype!r}", fix="use float32 (default) or float16.")
         self.embedded = 0  # chunks embedded by the last prepare (0 when everything was cached)
+        self.ann = ann
+        self.measures = ann is not None  # an approximate run carries its recall against exact scoring
+        self.exact_fallbacks = 0  # (query, rung) pairs the ANN candidates could not fill, scored exactly
 
     @property
     def embedder(self) -> Embedder:
@@ -234,7 +238,9 @@ class Dense(Retriever):
         _ = self.embedder
 
     def config(self) -> dict[str, Any]:
-        extra = {} if self.vector_dtype == "float32" else {"vector_dtype": self.vector_dtype}
+        extra: dict[str, Any] = {} if self.vector_dtype == "float32" else {"vector_dtype": self.vector_dtype}
+        if self.ann is not None:
+            extra["ann"] = self.ann.config()
         return {"spec": self.spec, **self.model_id, "chunk_size": self.chunk_size, "pooling": "MaxP",
                 "similarity": "cosine", **extra}
 
@@ -243,8 +249,11 @@ class Dense(Retriever):
         self.doc_ids, self.hashes = document_hashes(ws, doc_ids)
         self.embedded = embed_missing(ws, self.embedder, self.chunk_size, doc_ids, self.hashes, progress,
                                       self.vector_dtype)
+        if self.ann is not None and len(self.hashes):
+            ann_mod.ensure_index(ws, self.table, self.ann)
         ws.refresh()
         self.scorer = BlockScorer(ws, self.table, self.hashes, self.memory_cap)
+        self._small: dict[str, tuple[np.ndarray, BlockScorer]] = {}
 
     @property
     def multi_chunk(self) -> bool:
@@ -262,15 +271,92 @@ class Dense(Retriever):
         return self.scorer.score_all(self.embedder.encode(list(queries)))
 
     def rank(self, queries: list[str], pools: Mapping[str, np.ndarray], k: int) -> dict[str, Ranking]:
-        """Each pass of the block scorer covers a sub-batch of queries; each rung's top-K is taken per pass."""
-        q = self.embedder.encode(list(queries))
-        if not len(q):
-            return {name: topk(np.empty((0, len(ids))), np.asarray(ids, np.int64), k) for name, ids in pools.items()}
+        """Exact: each pass of the block scorer covers a sub-batch of queries; each rung's top-K per pass. With ANN:
+        rungs of at most ``exact_below`` documents exactly, the others from one index search (:mod:`.ann`)."""
         pools = {name: np.asarray(ids, dtype=np.int64) for name, ids in pools.items()}
-        positions = {name: self.positions(ids) for name, ids in pools.items()}
-        parts: dict[str, list[Ranking]] = {name: [] for name in pools}
-        for _, s in self.scorer.scores(q):
-            for name, ids in pools.items():
-                parts[name].append(topk(s[:, positions[name]], ids, k))
-        return {name: Ranking(np.vstack([p.ids for p in ps]), np.vstack([p.scores for p in ps]))
-                for name, ps in parts.items()}
+        q = self.embedder.encode(list(queries))
+        if self.ann is None:
+            return _rank_exact(self.scorer, {n: self.positions(ids) for n, ids in pools.items()}, q, pools, k)
+        return self._rank_ann(q, pools, k)
+
+    def measurements(self, pools: Mapping[str, np.ndarray], queries: Mapping[str, Mapping[str, str]]
+                     ) -> dict[str, Any]:
+        """ANN runs: recall@10 against exact scoring per rung, on a seeded sample of each rung's queries."""
+        if self.ann is None:
+            return {}
+        recall, n, how = {}, {}, {}
+        for name, ids in pools.items():
+            qids = ann_mod.sample(list(queries[name]), self.ann.recall_sample, self.ann.seed)
+            ids = np.asarray(ids, dtype=np.int64)
+            q = self.embedder.encode([queries[name][qid] for qid in qids])
+            exact = _rank_exact(self.scorer, {name: self.positions(ids)}, q, {name: ids}, ann_mod.RECALL_K)[name]
+            approx = self._rank_ann(q, {name: ids}, ann_mod.RECALL_K)[name]
+            recall[name] = round(ann_mod.recall_at_k(exact.ids, approx.ids), 4)
+            n[name] = len(qids)
+            how[name] = "exact" if len(ids) <= self.ann.exact_below else "ann"
+        return {"ann_recall@10": recall, "ann_recall_queries": n, "ann_scoring": how,
+                "ann_exact_fallbacks": int(self.exact_fallbacks)}
+
+    def _rank_ann(self, q: np.ndarray, pools: dict[str, np.ndarray], k: int) -> dict[str, Ranking]:
+        small = {n: ids for n, ids in pools.items() if len(ids) <= self.ann.exact_below}
+        out = {}
+        if small:
+            union = np.unique(np.concatenate(list(small.values())))
+            key = pool_key(union)
+            if key not in self._small:
+                self._small = {key: (union, BlockScorer(self._ws, self.table, self.hashes[self.positions(union)],
+                                                        self.memory_cap))}
+            out.update(_rank_exact(self._small[key][1], {n: np.searchsorted(union, ids) for n, ids in small.items()},
+                                   q, small, k))
+        large = {n: ids for n, ids in pools.items() if n not in small}
+        if large:
+            out.update(self._rank_candidates(q, large, k))
+        return {name: out[name] for name in pools}
+
+    def _rank_candidates(self, q: np.ndarray, pools: dict[str, np.ndarray], k: int) -> dict[str, Ranking]:
+        """Top-K per rung from the index's candidates; a query with fewer than K candidates in a rung is scored
+        exactly there."""
+        rows, slot, score = ann_mod.search(self._ws, self.table, q, self.scorer.unique, self.ann)
+        # a content hash may be several documents (duplicates): expand each candidate to its documents
+        by_slot = np.argsort(self.scorer.column_of_doc, kind="stable")
+        first = np.searchsorted(self.scorer.column_of_doc[by_slot], slot, side="left")
+        count = np.searchsorted(self.scorer.column_of_doc[by_slot], slot, side="right") - first
+        rows, score = np.repeat(rows, count), np.repeat(score, count)
+        doc = by_slot[np.repeat(first - np.r_[0, np.cumsum(count)[:-1]], count) + np.arange(int(count.sum()))] \
+            if len(count) else np.empty(0, np.int64)
+        out = {}
+        for name, ids in pools.items():
+            member = np.zeros(len(self.doc_ids), bool)
+            member[self.positions(ids)] = True
+            keep = member[doc]
+            r, d, s = rows[keep], self.doc_ids[doc[keep]], score[keep]
+            order = np.lexsort((d, -np.round(s, 6), r))
+            r, d, s = r[order], d[order], s[order]
+            start = np.searchsorted(r, np.arange(len(q)))
+            n_cand = np.searchsorted(r, np.arange(len(q)), side="right") - start
+            kk = min(k, len(ids))
+            out_ids = np.empty((len(q), kk), np.int64)
+            out_scores = np.empty((len(q), kk), np.float32)
+            short = np.flatnonzero(n_cand < kk)
+            full = np.flatnonzero(n_cand >= kk)
+            take = start[full, None] + np.arange(kk)
+            out_ids[full], out_scores[full] = d[take], s[take]
+            if len(short):
+                self.exact_fallbacks += len(short)
+                exact = _rank_exact(self.scorer, {name: self.positions(ids)}, q[short], {name: ids}, kk)[name]
+                out_ids[short], out_scores[short] = exact.ids, exact.scores
+            out[name] = Ranking(out_ids, out_scores)
+        return out
+
+
+def _rank_exact(scorer: BlockScorer, positions: Mapping[str, np.ndarray], q: np.ndarray,
+                pools: Mapping[str, np.ndarray], k: int) -> dict[str, Ranking]:
+    """Exact top-K per pool from a block scorer; ``positions[pool]`` are the pool's columns among its documents."""
+    if not len(q):
+        return {name: topk(np.empty((0, len(ids))), ids, k) for name, ids in pools.items()}
+    parts: dict[str, list[Ranking]] = {name: [] for name in pools}
+    for _, s in scorer.scores(q):
+        for name, ids in pools.items():
+            parts[name].append(topk(s[:, positions[name]], ids, k))
+    return {name: Ranking(np.vstack([p.ids for p in ps]), np.vstack([p.scores for p in ps]))
+            for name, ps in parts.items()}

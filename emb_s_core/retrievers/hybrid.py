@@ -34,6 +34,15 @@ class Hybrid(Retriever):
             p.prepare(ws, doc_ids, progress)
         self.doc_ids = self.parts[0].doc_ids
 
+    @property
+    def measures(self) -> bool:
+        return any(p.measures for p in self.parts)
+
+    def measurements(self, pools: Mapping[str, np.ndarray], queries: Mapping[str, Mapping[str, str]]
+                     ) -> dict[str, Any]:
+        """The parts' measurements, under each part's spec (an approximate dense part carries its recall)."""
+        return {p.spec: m for p in self.parts if (m := p.measurements(pools, queries))}
+
     def rank(self, queries: list[str], pools: Mapping[str, np.ndarray], k: int) -> dict[str, Ranking]:
         lists = [p.rank(queries, pools, max(k, self.depth)) for p in self.parts]
         out = {}
