@@ -64,6 +64,9 @@ class Embedder:
     def encode(self, texts: list[str]) -> np.ndarray:
         raise NotImplementedError
 
+    def use_device(self, device: str) -> None:
+        """Run on ``device`` ("cpu", "cuda"); embedders that cannot (ONNX on CPU, remote endpoints) stay put."""
+
     def chunks(self, texts: list[str], size: int) -> list[list[str]]:
         """Each text split into pieces of at most ``size`` model tokens (special tokens included)."""
         window = max(size - SPECIAL_TOKENS, 1)
@@ -110,6 +113,10 @@ class SentenceTransformerEmbedder(Embedder):
         with _few_threads(len(texts) <= SMALL_BATCH):
             return _l2(self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
                                          convert_to_numpy=True, show_progress_bar=False))
+
+    def use_device(self, device: str) -> None:
+        if device != "cpu":
+            self.model = self.model.to(device)  # a Ray actor's own copy (one process, one model)
 
     def _fast_tokenizer(self):
         if self._tok is None:
