@@ -61,7 +61,20 @@ def cmd_report(args: argparse.Namespace) -> int:
     df = report.rows(ws, runs=_split(args.runs), metric_names=_split(args.metrics), by=_split(args.by) or [],
                      n_boot=args.n_boot, seed=args.seed)
     _emit(df, args.format, args.out)
+    _approximate_notes(ws, list(dict.fromkeys(df["run"])), sys.stdout if args.format in (None, "table") and
+                       args.out is None else sys.stderr)
     return 0
+
+
+def _approximate_notes(ws, run_names: list[str], stream) -> None:
+    """A run scored approximately says so, with its measured recall, wherever its scores are printed."""
+    from emb_s_core import runs
+
+    measured = runs.measurements(ws)
+    for run in run_names:
+        note = runs.approximate_summary(measured.get(run, {}))
+        if note:
+            print(f"note: run {run!r} is approximate — {note}", file=stream)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

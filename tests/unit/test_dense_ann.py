@@ -77,3 +77,14 @@ def test_bad_ann_options_are_errors_before_anything_is_written(ws, capsys):
     assert "ANN depth must be at least 1" in capsys.readouterr().err
     ws.refresh()
     assert ws.version == version
+
+
+def test_report_says_a_run_is_approximate(ws, capsys):
+    name = evaluate.evaluate(ws, SPEC, name="ann-report", k=10, chunk_size=CHUNK, ann="ivf_pq",
+                             ann_exact_below=0, ann_recall_sample=4)
+    exact = evaluate.evaluate(ws, SPEC, k=10, chunk_size=CHUNK)
+    assert main(["report", "--workspace", str(ws.path), "--runs", f"{name},{exact}", "--metrics", "SR@10",
+                 "--n-boot", "0"]) == 0
+    out = capsys.readouterr().out
+    assert f"note: run {name!r} is approximate — ANN: recall@10 vs exact min" in out
+    assert f"note: run {exact!r}" not in out
