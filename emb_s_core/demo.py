@@ -38,7 +38,7 @@ def build(workspace_dir: str | Path, tokens: int | None = None, seed: int = 0, p
         report("storing the bank", 0.5)
         bank.add_bank(ws, generated, fmt="demo", path=identity,
                       sha256=hashlib.sha256(identity.encode()).hexdigest())
-    report("generating a bank", 1.0)
+    report("generating the bank", 1.0)
     if not ladder.exists(ws):
         report("building the ladder", 0.0)
         ladder.build(ws, ladder.LadderOptions(seed=seed))
@@ -60,3 +60,21 @@ def is_complete(ws: Workspace, retrievers: tuple[str, ...] = DEMO_RETRIEVERS) ->
     """True when the demo's bank, ladder and every retriever run exist (the dashboard then skips building)."""
     names = set(runs.list_runs(ws)["run"])
     return ladder.exists(ws) and all(spec in names for spec in retrievers)
+
+
+def steps(retrievers: tuple[str, ...] = DEMO_RETRIEVERS) -> list[str]:
+    """The build's steps in order, as its stages begin: generating the bank, building the ladder, one evaluation per
+    retriever (what "step 3 of 5" counts)."""
+    return ["generating the bank", "building the ladder", *(f"evaluating {spec}" for spec in retrievers)]
+
+
+def step_of(stage: str, retrievers: tuple[str, ...] = DEMO_RETRIEVERS) -> int:
+    """1-based step of a reported stage (see :func:`steps`); 0 when the stage is none of them."""
+    if stage.startswith(("generating", "storing the bank")):
+        return 1
+    if stage.startswith("building the ladder"):
+        return 2
+    for i, spec in enumerate(retrievers):
+        if stage.startswith(f"evaluating {spec}"):
+            return 3 + i
+    return 0

@@ -15,6 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from emb_s_core.errors import EmbSError
+from emb_s_core.progress import counted
 from emb_s_core.retrievers import dense
 from emb_s_core.store import Workspace
 
@@ -67,6 +68,9 @@ def embed_with_ray(ws: Workspace, spec: str, retriever: dense.Dense, todo: int,
     device = "cuda" if num_gpus_per_worker else "cpu"
     resources: dict[str, Any] = {"num_gpus": num_gpus_per_worker} if num_gpus_per_worker else {"num_cpus": 1}
     written = done = 0
+    stage = counted("embedding", todo, "documents", f"{retriever.embedder.key} on Ray, {workers} workers")
+    if progress:
+        progress(stage, 0.0)
     try:
         for part in dense.missing_documents(ws, retriever.table, None, batch=ROUND_DOCS):
             items = [{"content_hash": h, "text": t} for h, t in part]
@@ -85,7 +89,7 @@ def embed_with_ray(ws: Workspace, spec: str, retriever: dense.Dense, todo: int,
             written += len(hashes)
             done += len(part)
             if progress:
-                progress(f"embedding documents on Ray ({workers} workers)", min(1.0, done / max(todo, 1)))
+                progress(stage, min(1.0, done / max(todo, 1)))
     finally:
         if started:
             ray.shutdown()

@@ -15,6 +15,7 @@ from typing import Any, Callable
 from emb_s_core import retrievers
 from emb_s_core.errors import EmbSError
 from emb_s_core.retrievers import dense
+from emb_s_core.retrievers.base import EMBEDDINGS
 from emb_s_core.store import Workspace
 
 ENGINES = ("local", "ray")
@@ -40,7 +41,7 @@ def embed(ws: Workspace, spec: str, engine: str = "local", progress: Callable[[s
         raise EmbSError(f"--workers must be at least 1 and --num-gpus-per-worker 0 or more (got {workers}, "
                         f"{num_gpus_per_worker})", fix="pass e.g. --workers 2 --num-gpus-per-worker 1.")
     r = retrievers.get(spec, **options)
-    if not isinstance(r, dense.Dense):
+    if not r.can(EMBEDDINGS):
         raise EmbSError(f"{spec!r} has no embeddings to compute", fix="pass a dense retriever, e.g. dense:minilm-l6.")
     r.check()
     _, hashes = dense.document_hashes(ws, None)

@@ -16,6 +16,8 @@ import pandas as pd
 
 from emb_s_core import bank, ladder as ladder_mod, runs, retrievers
 from emb_s_core.errors import EmbSError
+from emb_s_core.progress import counted
+from emb_s_core.retrievers.base import MEASURED
 from emb_s_core.store import Workspace
 
 Progress = Callable[[str, float], None]
@@ -39,8 +41,7 @@ def default_name(spec: str, k: int = DEFAULT_K, chunk_size: int | None = None, a
 
 def _checked_retriever(spec: str, options: dict[str, Any]) -> retrievers.Retriever:
     r = retrievers.get(spec, **options)
-    if hasattr(r, "check"):
-        r.check()  # load models now: a missing one fails before anything is written
+    r.check()  # load models now: a missing one fails before anything is written
     return r
 
 
@@ -62,11 +63,24 @@ def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT
         raise EmbSError(f"k={k} is larger than rung {small[0].name}'s {small[0].n_documents} documents",
                         fix=f"pass --k {min(r.n_documents for r in small)} or less, or leave out the smallest rungs "
                             "with --rungs.")
-    if hasattr(retriever, "check"):
-        retriever.check()  # load models now: a missing one fails before anything is written
+    if progress:
+        progress(f"loading {spec}", 0.0)  # a model load can take tens of seconds on a busy machine: say so at once
+    retriever.check()  # load models now: a missing one fails before anything is written
+    if progress:
+        progress(f"loading {spec}", 1.0)
     name = name or default_name(spec, k, options.get("chunk_size"), options.get("ann"), options.get("vector_dtype"))
     config = {"spec": spec, "retriever": retriever.config(), "k": k,
               "ladder": {r.name: r.membership_hash for r in lad.rungs}}
+    with ws.writer():  # one writer per workspace: a second eval of this run waits here, then resumes it
+        return _run(ws, retriever, name, config, selected, k, progress, batch_size)
+
+
+def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, config: dict[str, Any],
+         selected: list, k: int, progress: Progress | None, batch_size: int) -> str:
+    """The run itself, under the writer lock: what is finished is read after the lock is held."""
+    if {r.name: r.membership_hash for r in ladder_mod.load(ws).rungs} != config["ladder"]:
+        raise EmbSError("the ladder was rebuilt while this eval waited for the writer lock",
+                        fix="run the eval again: it will use the new ladder.")
     existing = runs.get_run(ws, name)
     if existing is not None:
         old = existing["config"].get("ladder", {})
@@ -74,7 +88,7 @@ def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT
             raise EmbSError(f"run {name!r} was made on another ladder (the ladder was rebuilt since; membership "
                             "hashes differ)",
                             fix=f"pass a new --name, or delete the old run first (`emb-s runs delete {name}`).")
-    runs.create_run(ws, name, "retriever", spec, config)
+    runs.create_run(ws, name, "retriever", config["spec"], config)
 
     done = runs.finished(ws, name)
     need: dict[str, tuple[str, ...]] = {}
@@ -83,12 +97,15 @@ def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT
             if (r.name, qid) not in done:
                 need[qid] = need.get(qid, ()) + (r.name,)
     total = sum(len(v) for v in need.values())
-    measure = retriever.measures and not runs.measurements(ws, name)
+    stage = counted("ranking", total, "(rung, query) pairs")
+    measure = retriever.can(MEASURED) and not runs.measurements(ws, name)
     if not total and not measure:
         if progress:
-            progress("ranking", 1.0)
+            progress(stage, 1.0)
         return name
     retriever.prepare(ws, np.unique(np.concatenate([r.doc_ids for r in selected])), progress)
+    if progress:
+        progress(stage, 0.0)
     texts = bank.queries(ws).set_index("qid")["text"]
     if measure:  # an approximate run is never silently approximate: its recall is stored before any ranking
         values = retriever.measurements({r.name: r.doc_ids for r in selected},
@@ -109,7 +126,7 @@ def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT
             runs.save_results(ws, name, rows)
             finished += len(rows)
             if progress:
-                progress("ranking", finished / total)
+                progress(stage, finished / total)
     return name
 
 
@@ -119,11 +136,20 @@ _LIVE_LOCK = threading.Lock()
 
 
 def prepared(ws: Workspace, spec: str, **options: Any) -> retrievers.Retriever:
-    """A retriever prepared over the whole bank, cached per (workspace, bank version, spec, options) in-process."""
+    """A retriever prepared over the whole bank from what the workspace has cached, kept per (workspace, bank
+    version, spec, options) in-process. A dense retriever whose document vectors ``eval`` has not cached yet is an
+    EmbSError (embedding a bank takes minutes; it belongs in ``emb-s eval``, not in a page request)."""
     key = (str(ws.path), ws.table_versions().get("documents"), spec, tuple(sorted(options.items())))
     with _LIVE_LOCK:
         if key not in _LIVE:
             r = _checked_retriever(spec, options)
+            missing = r.uncached(ws, None)
+            if missing:
+                total = len(bank.documents(ws, ["doc_id"]))
+                raise EmbSError(f"{spec} has not been evaluated on this workspace yet: {missing:,} of {total:,} "
+                                "documents have no cached vectors",
+                                fix=f"run `emb-s eval --workspace DIR --retriever {spec}` once (it embeds the bank "
+                                    "and caches the vectors); live queries then take milliseconds.")
             r.prepare(ws, None)
             _LIVE[key] = r
         return _LIVE[key]
@@ -140,8 +166,9 @@ def _ladder(ws: Workspace):
 
 
 def live_query(ws: Workspace, spec: str, text: str, rung: str, k: int = 10, **options: Any) -> pd.DataFrame:
-    """Ranking of a typed question on one rung: DataFrame(rank, doc_id, score). The first call prepares (embeds or
-    indexes) the bank; later calls reuse it, so a query takes milliseconds."""
+    """Ranking of a typed question on one rung: DataFrame(rank, doc_id, score). The first call prepares the bank from
+    the workspace's caches (BM25 indexes it; dense reads the vectors ``eval`` stored, never embeds); later calls reuse
+    it, so a query takes milliseconds."""
     if not text or not text.strip():
         raise EmbSError("the question is empty", fix="type a question.")
     r = _ladder(ws).rung(rung)

@@ -260,7 +260,12 @@ def build(ws: Workspace, options: LadderOptions | None = None, progress: bool = 
             messages.append(f"domain {d}: kept {len(kept)} queries, dropped {len(dropped)} whose gold does not fit "
                             f"{opts.base}")
 
-    sizes = sorted({tokens.parse_size(s) for s in opts.domain_sizes} | {base})
+    requested = {tokens.parse_size(s) for s in opts.domain_sizes}
+    below = sorted(s for s in requested if s < base)
+    if below:  # e.g. --base 512K for a one-domain bank: the 64K-256K domain rungs cannot exist
+        messages.append(f"domain rung sizes below the {opts.base} base are left out: "
+                        f"{', '.join(tokens.format_size(s) for s in below)}")
+    sizes = sorted({s for s in requested if s >= base} | {base})
     for d in domains:
         others = np.setdiff1d(np.concatenate([base_pools[o] for o in domains if o != d] or [np.empty(0, np.int64)]),
                               base_pools[d])
@@ -444,7 +449,7 @@ def load(ws: Workspace, allow_stale: bool = False, kind: str | tuple[str, ...] |
             what = "ladder" if k == BUILT else f"{k} ladder"
             raise EmbSError(f"the workspace {ws.path} has no {what} yet",
                             fix="run `emb-s ladder build --workspace DIR` first." if k == BUILT else
-                            f"build it first (`emb-s ladder build --help` lists the ladder kinds); it holds: "
+                            f"build it first: `emb-s ladder build --workspace DIR` with the option for the {k} ladder; it holds: "
                             f"{', '.join(held) or 'none'}.")
         stale = None if allow_stale else stale_reason(ws, k)
         if stale:

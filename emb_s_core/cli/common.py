@@ -9,8 +9,13 @@ from typing import Any
 DEFAULT_MODEL = "local/smollm2-135m"
 
 
-def add_workspace(parser: argparse.ArgumentParser) -> None:
+def add_workspace(parser: argparse.ArgumentParser, *, writes: bool = False) -> None:
+    """``--workspace``; a command that writes also gets ``--no-wait`` (fail at once if another writer holds the
+    workspace's lock, instead of waiting for it)."""
     parser.add_argument("--workspace", "-w", required=True, metavar="DIR", help="workspace folder")
+    if writes:
+        parser.add_argument("--no-wait", action="store_true",
+                            help="fail at once when another process is writing the workspace (default: wait)")
 
 
 def print_json(obj: Any) -> None:
@@ -71,3 +76,31 @@ def print_progress(stage: str, fraction: float) -> None:
     print(f"\r{stage}: {fraction:6.1%}", end="", file=sys.stderr, flush=True)
     if fraction >= 1.0:
         print(file=sys.stderr)
+
+
+class ProgressBars:
+    """``progress(stage, fraction)`` as one tqdm bar per stage on stderr, in the stage's own units when it has them
+    ("embedding 4,858 documents": done/total documents, documents/s, ETA), else in percent. A bar appears when its
+    stage first reports (the engine reports 0.0 before every long step), so nothing is silent."""
+
+    def __init__(self) -> None:
+        self.bars: dict = {}
+
+    def __call__(self, stage: str, fraction: float) -> None:
+        from tqdm import tqdm
+
+        from emb_s_core.progress import units
+
+        bar = self.bars.get(stage)
+        if bar is None:
+            for other in self.bars.values():  # stages run one after the other: finish the previous bar
+                other.close()
+            counted = units(stage)
+            total, unit = counted if counted else (100, "%")
+            bar = self.bars[stage] = tqdm(total=total, desc=stage.split(" (")[0], unit=f" {unit}", leave=True,
+                                          file=sys.stderr, dynamic_ncols=True)
+        bar.update(max(0, int(round(min(max(fraction, 0.0), 1.0) * bar.total)) - bar.n))
+
+    def close(self) -> None:
+        for bar in self.bars.values():
+            bar.close()

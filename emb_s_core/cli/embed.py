@@ -27,27 +27,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_embed(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     from emb_s_core import embed
+    from emb_s_core.cli.common import ProgressBars
     from emb_s_core.store import Workspace
 
     options = {k: v for k, v in (("chunk_size", args.chunk), ("vector_dtype", args.vector_dtype),
                                  ("api_base", args.api_base)) if v is not None}
-    bars: list[tqdm] = []  # opened on the first progress report, so an early error prints one line
-
-    def progress(stage: str, fraction: float) -> None:
-        if not bars:
-            bars.append(tqdm(total=1000, desc=stage, unit="‰", leave=True))
-        bars[0].update(int(fraction * 1000) - bars[0].n)
-
+    progress = ProgressBars()  # a bar opens on the first report, so an early error prints one line
     try:
         report = embed.embed(Workspace(args.workspace), args.retriever, engine=args.engine, progress=progress,
                              address=args.address, workers=args.workers,
                              num_gpus_per_worker=args.num_gpus_per_worker, **options)
     finally:
-        for bar in bars:
-            bar.close()
+        progress.close()
     if not report.documents:
         print(f"{report.spec}: every document is already embedded ({report.table}); nothing to do.")
     else:

@@ -8,7 +8,7 @@ from emb_s_core.cli.common import add_workspace
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("eval", help="evaluate a retriever on the ladder's rungs (resumes an interrupted run)")
-    add_workspace(p)
+    add_workspace(p, writes=True)
     p.add_argument("--retriever", "-r", required=True, metavar="SPEC",
                    help="bm25, bm25-reference, dense:minilm-l6, dense:minilm-l3, dense:<folder>, "
                         "dense:litellm/<model>, hybrid:<a>+<b>, rerank:<model>:<base>")
@@ -37,9 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     from emb_s_core import evaluate, runs
+    from emb_s_core.cli.common import ProgressBars
     from emb_s_core.store import Workspace
 
     ws = Workspace(args.workspace)
@@ -55,21 +54,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.ann:
         options.update(ann=args.ann, ann_depth=args.ann_depth, ann_exact_below=args.ann_exact_below,
                        ann_recall_sample=args.ann_recall_sample)
-    bars: dict[str, tqdm] = {}
-
-    def progress(stage: str, fraction: float) -> None:
-        bar = bars.get(stage)
-        if bar is None:
-            bar = bars[stage] = tqdm(total=1000, desc=stage, unit="‰", leave=True)
-        bar.update(int(fraction * 1000) - bar.n)
-
+    progress = ProgressBars()
     rungs = [r.strip() for r in args.rungs.split(",") if r.strip()] if args.rungs else None
     try:
         name = evaluate.evaluate(ws, args.retriever, name=args.name, k=args.k, rungs=rungs, progress=progress,
                                  batch_size=args.batch, **options)
     finally:
-        for bar in bars.values():
-            bar.close()
+        progress.close()
     ws.refresh()
     n = len(runs.load_results(ws, runs=[name]))
     print(f"run {name!r}: {n:,} (rung, query) results in {ws.path}")

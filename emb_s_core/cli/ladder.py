@@ -10,8 +10,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("ladder", help="build or show the reference-corpus ladder")
     lsub = p.add_subparsers(dest="ladder_command", metavar="ACTION", required=True)
     b = lsub.add_parser("build", help="build the nested ladder from the workspace's bank")
-    add_workspace(b)
-    b.add_argument("--base", default="64K", help="base (per-domain) rung size (default 64K)")
+    add_workspace(b, writes=True)
+    b.add_argument("--base", default="64K", help="base (per-domain) rung size (default 64K); a bank with one or few "
+                   "domains may need more (e.g. 512K) to keep every query whose gold fits (the summary says)")
     b.add_argument("--domain-sizes", default="64K,128K,256K", help="per-domain rung sizes (default 64K,128K,256K)")
     b.add_argument("--shared-size", default=None, help="shared rung size (default 8 x base = 512K)")
     b.add_argument("--max-size", default=None, help="largest doubling rung (default: up to the bank size)")
@@ -33,12 +34,17 @@ def cmd_build(args: argparse.Namespace) -> int:
     opts = LadderOptions(base=args.base, domain_sizes=tuple(s.strip() for s in args.domain_sizes.split(",")),
                          shared_size=args.shared_size, max_size=args.max_size, encoding=args.encoding,
                          reserve=args.reserve, seed=args.seed, strict=args.strict)
-    ladder = build(Workspace(args.workspace), opts, progress=True)
+    from emb_s_core.analysis import kept
+
+    ws = Workspace(args.workspace)
+    ladder = build(ws, opts, progress=True)
     for message in ladder.messages:
         print(message)
-    kept = ladder.kept.groupby("domain")["kept"].agg(kept="sum", total="count").reset_index()
-    kept["dropped"] = kept["total"] - kept["kept"]
-    print_table(kept[["domain", "kept", "dropped"]].to_dict("records"))
+    summary = kept.table(ws, ladder)
+    print_table(summary.to_dict("records"))
+    note = kept.dropped_note(summary, args.base)
+    if note:
+        print(f"\nnote: {note}")
     print()
     print_table(ladder.table().to_dict("records"))
     return 0

@@ -19,6 +19,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates (0: no intervals)")
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--out", default=None, metavar="FILE", help="write to FILE (.csv .json .md .tex) instead of stdout")
+    r.add_argument("--wide", action="store_true", help="one row per run (and metric), one column per rung: values only")
+    r.add_argument("--keep-undefined", action="store_true",
+                   help="also list metrics no query of a cell defines (e.g. R@1 without single-source queries)")
     r.set_defaults(func=cmd_report)
     c = sub.add_parser("compare", help="paired test of two runs on every rung both have")
     add_workspace(c)
@@ -59,7 +62,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     ws = _open(args.workspace)
     df = report.rows(ws, runs=_split(args.runs), metric_names=_split(args.metrics), by=_split(args.by) or [],
-                     n_boot=args.n_boot, seed=args.seed)
+                     n_boot=0 if args.wide else args.n_boot, seed=args.seed, keep_undefined=args.keep_undefined)
+    if args.wide:
+        df = report.wide(df, list(dict.fromkeys(df["rung"])))
     _emit(df, args.format, args.out)
     _approximate_notes(ws, list(dict.fromkeys(df["run"])), sys.stdout if args.format in (None, "table") and
                        args.out is None else sys.stderr)

@@ -24,6 +24,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from emb_s_core.errors import EmbSError
+from emb_s_core.progress import counted
 from emb_s_core.retrievers.base import Ranking, Retriever, pool_key, topk_sparse
 from emb_s_core.retrievers.text import tokenize
 from emb_s_core.store import Workspace
@@ -52,8 +53,13 @@ class BM25(Retriever):
         wanted = None if doc_ids is None else np.unique(np.asarray(doc_ids, dtype=np.int64))
         vocab: dict[str, int] = {}
         ids, lengths, nnz, indices, data = [], [], [], [], []
-        for batch in ws.table("documents").to_lance().to_batches(columns=["doc_id", "title", "text"],
-                                                                  batch_size=READ_BATCH):
+        table = ws.table("documents").to_lance()
+        n_docs = len(wanted) if wanted is not None else table.count_rows()
+        stage = counted("indexing", n_docs, "documents", "BM25 term frequencies")
+        if progress:
+            progress(stage, 0.0)
+        seen = 0
+        for batch in table.to_batches(columns=["doc_id", "title", "text"], batch_size=READ_BATCH):
             batch_ids = batch.column("doc_id").to_numpy()
             if wanted is not None:
                 keep = np.isin(batch_ids, wanted)
@@ -63,6 +69,9 @@ class BM25(Retriever):
             row_nnz, row_len, cols, tfs = _term_counts(batch.column("title").to_pylist(),
                                                        batch.column("text").to_pylist(), vocab)
             ids.append(batch_ids)
+            seen += len(batch_ids)
+            if progress:
+                progress(stage, min(1.0, seen / max(n_docs, 1)))
             lengths.append(row_len)
             nnz.append(row_nnz)
             indices.append(cols)

@@ -18,13 +18,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from emb_s_core.errors import EmbSError
+from emb_s_core.progress import counted
 from emb_s_core.retrievers import ann as ann_mod
-from emb_s_core.retrievers.base import Ranking, Retriever, pool_key, topk
+from emb_s_core.retrievers.base import EMBEDDINGS, MEASURED, Ranking, Retriever, pool_key, topk
 from emb_s_core.retrievers.blocks import BlockScorer, parse_cap
 from emb_s_core.retrievers.embedders import Embedder
 from emb_s_core.store import Workspace
 
 WRITE_EVERY = 1024  # documents embedded per committed cache batch (an interrupted prepare keeps these)
+ENCODE_STEP = 128  # chunks encoded per call between two progress reports (a 2-core CPU does ~20-60 per second)
 VECTOR_DTYPES = {"float32": pa.float32(), "float16": pa.float16()}
 
 
@@ -119,11 +121,25 @@ def write_vectors(ws: Workspace, table: str, hashes: list[str], chunks: list[int
         ws.write(table, batch, schema=_schema(dim, dtype))
 
 
-def embed_chunks(embedder: Embedder, chunk_size: int, part: list[tuple[str, str]]
-                 ) -> tuple[list[str], list[int], np.ndarray]:
-    """(hash per chunk, chunk index, vectors) of one list of (content hash, text): MaxP chunking then encode."""
+def embed_chunks(embedder: Embedder, chunk_size: int, part: list[tuple[str, str]],
+                 step: Callable[[float], None] | None = None) -> tuple[list[str], list[int], np.ndarray]:
+    """(hash per chunk, chunk index, vectors) of one list of (content hash, text): MaxP chunking then encode.
+
+    Chunks are encoded in steps of ENCODE_STEP, sorted by length first (each step pads as little as one big call
+    would), and ``step(fraction of this part)`` is called after each, so a progress bar moves from the first second."""
     pieces = embedder.chunks([t for _, t in part], chunk_size)
-    vectors = embedder.encode([c for cs in pieces for c in cs])
+    flat = [c for cs in pieces for c in cs]
+    by_length = np.argsort([len(c) for c in flat], kind="stable")
+    encoded = []
+    for at in range(0, len(flat), ENCODE_STEP):
+        encoded.append(embedder.encode([flat[i] for i in by_length[at: at + ENCODE_STEP]]))
+        if step:
+            step(min(1.0, (at + ENCODE_STEP) / len(flat)))
+    if encoded:
+        vectors = np.empty((len(flat), encoded[0].shape[1]), np.float32)
+        vectors[by_length] = np.concatenate(encoded)
+    else:
+        vectors = embedder.encode(flat)
     return ([h for (h, _), cs in zip(part, pieces) for _ in cs], [i for cs in pieces for i in range(len(cs))],
             vectors)
 
@@ -142,14 +158,19 @@ def embed_missing(ws: Workspace, embedder: Embedder, chunk_size: int, doc_ids: n
     if dtype != "float32":
         _convert_cached(ws, cache_table(embedder.key, chunk_size), table, dtype)
         total = missing_count(ws, table, hashes)
+    stage = counted("embedding", total, "documents", embedder.key)
+    if progress:
+        progress(stage, 0.0)
     embedded = done = 0
     for part in missing_documents(ws, table, doc_ids):
-        chunk_hashes, chunk_index, vectors = embed_chunks(embedder, chunk_size, part)
+        step = None if progress is None else \
+            (lambda f, done=done, n=len(part): progress(stage, min(1.0, (done + n * f) / total)))
+        chunk_hashes, chunk_index, vectors = embed_chunks(embedder, chunk_size, part, step)
         write_vectors(ws, table, chunk_hashes, chunk_index, vectors, dtype)
         embedded += len(chunk_hashes)
         done += len(part)
         if progress:
-            progress(f"embedding documents ({embedder.key})", min(1.0, done / max(total, 1)))
+            progress(stage, min(1.0, done / total))
     return embedded
 
 
@@ -214,7 +235,8 @@ class Dense(Retriever):
             raise EmbSError(f"unknown vector dtype {vector_dtype!r}", fix="use float32 (default) or float16.")
         self.embedded = 0  # chunks embedded by the last prepare (0 when everything was cached)
         self.ann = ann
-        self.measures = ann is not None  # an approximate run carries its recall against exact scoring
+        # an approximate run carries its recall against exact scoring (measurements)
+        self.capabilities = frozenset({EMBEDDINGS, MEASURED} if ann is not None else {EMBEDDINGS})
         self.exact_fallbacks = 0  # (query, rung) pairs the ANN candidates could not fill, scored exactly
 
     @property
@@ -243,6 +265,11 @@ class Dense(Retriever):
             extra["ann"] = self.ann.config()
         return {"spec": self.spec, **self.model_id, "chunk_size": self.chunk_size, "pooling": "MaxP",
                 "similarity": "cosine", **extra}
+
+    def uncached(self, ws: Workspace, doc_ids: np.ndarray | None = None) -> int:
+        """Documents without vectors in the workspace's embedding cache for this model, chunk size and dtype."""
+        _, hashes = document_hashes(ws, doc_ids)
+        return missing_count(ws, self.table, hashes)
 
     def prepare(self, ws: Workspace, doc_ids: np.ndarray, progress=None) -> None:
         self._ws = ws

@@ -6,7 +6,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from emb_s_core.retrievers.base import Ranking, Retriever, topk
+from emb_s_core.retrievers.base import MEASURED, Ranking, Retriever, topk
 from emb_s_core.store import Workspace
 
 K_RRF = 60
@@ -22,12 +22,14 @@ class Hybrid(Retriever):
 
     def check(self) -> None:
         for p in self.parts:
-            if hasattr(p, "check"):
-                p.check()
+            p.check()
 
     def config(self) -> dict[str, Any]:
         return {"spec": self.spec, "fusion": "rrf", "k_rrf": self.k_rrf, "depth": self.depth,
                 "parts": [p.config() for p in self.parts]}
+
+    def uncached(self, ws: Workspace, doc_ids: np.ndarray | None = None) -> int:
+        return max(p.uncached(ws, doc_ids) for p in self.parts)
 
     def prepare(self, ws: Workspace, doc_ids: np.ndarray, progress=None) -> None:
         for p in self.parts:
@@ -35,8 +37,9 @@ class Hybrid(Retriever):
         self.doc_ids = self.parts[0].doc_ids
 
     @property
-    def measures(self) -> bool:
-        return any(p.measures for p in self.parts)
+    def capabilities(self) -> frozenset[str]:  # type: ignore[override]
+        """An approximate part makes the fusion a measured run (its recall is stored with the run)."""
+        return frozenset({MEASURED}) if any(p.can(MEASURED) for p in self.parts) else frozenset()
 
     def measurements(self, pools: Mapping[str, np.ndarray], queries: Mapping[str, Mapping[str, str]]
                      ) -> dict[str, Any]:

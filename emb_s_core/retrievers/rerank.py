@@ -43,12 +43,14 @@ class Rerank(Retriever):
             raise EmbSError(f"reranker model {self.model!r} not found (no such folder)",
                             fix="pass a local CrossEncoder folder: rerank:<folder>:<base-spec>; none ships offline.")
         _load_cross_encoder(str(Path(self.model).expanduser()))
-        if hasattr(self.base, "check"):
-            self.base.check()
+        self.base.check()
 
     def config(self) -> dict[str, Any]:
         return {"spec": self.spec, "reranker": str(Path(self.model).expanduser().resolve()), "depth": self.depth,
                 "base": self.base.config()}
+
+    def uncached(self, ws: Workspace, doc_ids: np.ndarray | None = None) -> int:
+        return self.base.uncached(ws, doc_ids)
 
     def prepare(self, ws: Workspace, doc_ids: np.ndarray, progress=None) -> None:
         self.base.prepare(ws, doc_ids, progress)

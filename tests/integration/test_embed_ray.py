@@ -9,7 +9,7 @@ from emb_s_core import distributed, embed, retrievers
 from emb_s_core.cli import main
 from emb_s_core.errors import EmbSError
 from emb_s_core.retrievers.dense import document_hashes, load_vectors
-from tests.retrieval_bank import copy_workspace, template
+from testkit.retrieval_bank import copy_workspace, template
 
 SPEC = "dense:minilm-l3"
 

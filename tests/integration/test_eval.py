@@ -9,7 +9,7 @@ from emb_s_core import bank, evaluate, ladder, retrievers, runs
 from emb_s_core.cli import main
 from emb_s_core.errors import EmbSError
 from emb_s_core.store import Workspace
-from tests.retrieval_bank import LADDER, copy_workspace, template
+from testkit.retrieval_bank import LADDER, copy_workspace, template
 
 
 @pytest.fixture(scope="module")
@@ -116,3 +116,24 @@ def test_cli_eval_and_runs_list(ws, capsys):
     assert main(["runs", "delete", "cli", "-w", str(ws.path)]) == 0
     assert Workspace(ws.path).version == version + 1
     assert main(["runs", "delete", "cli", "-w", str(ws.path)]) == 2
+
+
+def test_live_dense_query_uses_cached_vectors_only(tmp_path_factory, tmp_path):
+    fresh = copy_workspace(template(tmp_path_factory), tmp_path / "ws")
+    lad = ladder.load(fresh)
+    full = lad.rung("full")
+    qid = full.qids[0]
+    text = bank.queries(fresh).set_index("qid").loc[qid, "text"]
+    version = fresh.version
+    with pytest.raises(EmbSError, match=r"dense:minilm-l3 has not been evaluated on this workspace yet: [\d,]+ of") \
+            as exc:
+        evaluate.live_query(fresh, "dense:minilm-l3", text, "full")
+    assert "emb-s eval --workspace DIR --retriever dense:minilm-l3" in str(exc.value)
+    assert Workspace(fresh.path).version == version  # nothing was embedded or written
+    with pytest.raises(EmbSError, match="has not been evaluated"):  # a hybrid with a dense part: the same
+        evaluate.live_query(fresh, "hybrid:bm25+dense:minilm-l3", text, "full")
+    name = evaluate.evaluate(fresh, "dense:minilm-l3", k=10, rungs=["full"])
+    live = evaluate.live_query(Workspace(fresh.path), "dense:minilm-l3", text, "full", k=10)
+    stored = runs.load_results(Workspace(fresh.path), runs=[name]).set_index("qid").loc[qid, "doc_ids"]
+    np.testing.assert_array_equal(live["doc_id"].to_numpy(), stored)
+    assert retrievers.get("bm25").uncached(fresh) == 0

@@ -12,7 +12,7 @@ import pytest
 
 from emb_s_core import evaluate, ladder, runs
 from emb_s_core.store import Workspace
-from tests.retrieval_bank import REPO, copy_workspace, template
+from testkit.retrieval_bank import REPO, copy_workspace, template
 
 SCRIPT = textwrap.dedent("""
     import os, signal, sys
@@ -22,7 +22,7 @@ SCRIPT = textwrap.dedent("""
     ws = Workspace(path)
     calls = {"n": 0}
     def progress(stage, fraction):
-        if mode == "after-batch" and stage == "ranking":
+        if mode == "after-batch" and stage.startswith("ranking") and fraction > 0:
             calls["n"] += 1
             if calls["n"] == 3:
                 os.kill(os.getpid(), signal.SIGKILL)

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from emb_s_core import bank, ladder, metrics, runs
-from emb_s_core.analysis import report
+from emb_s_core.analysis import report, views
 from emb_s_core.cli import main
 from emb_s_core.errors import EmbSError
 from emb_s_core.store import Workspace
@@ -81,9 +81,10 @@ def test_compare_per_rung(ws):
 
 
 def test_workspace_per_query_matches_direct_call(ws):
-    pq = metrics.workspace_per_query(ws, ["oracle"])
+    pq = views.per_query(ws, ["oracle"])
     direct = metrics.per_query(runs.load_results(ws, ["oracle"]), bank.queries(ws))
-    pd.testing.assert_frame_equal(pq, direct)
+    pd.testing.assert_frame_equal(pq.drop(columns="scale"), direct)
+    assert (pq["scale"] == pq["rung"].str.split("/").str[0]).all()
     assert (pq["gold_ranks"].map(lambda r: r == list(range(1, len(r) + 1)))).all()
 
 
@@ -128,3 +129,24 @@ def test_report_on_workspace_without_results(tmp_path, capsys):
     bank.import_path(root / "ws", "native", make_bank(root / "bank", n_docs=20, n_queries=2))
     assert main(["report", "-w", str(root / "ws")]) == 2
     assert "no results in the workspace" in capsys.readouterr().err
+
+
+def test_undefined_metrics_are_left_out_but_cells_that_could_not_run_stay():
+    agg = pd.DataFrame({"run": ["a", "a", "b"], "rung": ["r", "r", "r"], "metric": ["R@1", "SR@10", "R@1"],
+                        "value": [np.nan, 0.5, np.nan], "n": [0, 4, 0], "ci_low": np.nan, "ci_high": np.nan,
+                        "n_ok": [4, 4, 0], "n_does_not_fit": [0, 0, 4], "n_error": 0})
+    kept = report.drop_undefined(agg)
+    assert kept[["run", "metric"]].values.tolist() == [["a", "SR@10"], ["b", "R@1"]]
+
+
+def test_wide_report_and_cli(ws, capsys):
+    lad = ladder.load(ws)
+    long = report.rows(ws, metric_names=["SR@10", "MRR"], n_boot=0)
+    wide = report.wide(long, lad.names)
+    assert list(wide.columns) == ["run", "metric", *lad.names]
+    assert len(wide) == 3 * 2 and wide.set_index(["run", "metric"]).loc[("oracle", "SR@10")].eq(1.0).all()
+    llm = wide.set_index(["run", "metric"]).loc[("llm", "MRR")]
+    assert llm.isna().any() and llm.notna().any()  # does-not-fit rungs are blank, never 0
+    assert main(["report", "-w", str(ws.path), "--metrics", "SR@10", "--wide", "--format", "csv"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "run,metric," + ",".join(lad.names) and len(lines) == 1 + 3

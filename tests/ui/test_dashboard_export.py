@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from emb_s_core import export
+from emb_s_core import export, schema
 from emb_s_core.analysis import drilldown, views
 from emb_s_core.cli import main
 from emb_s_core.errors import EmbSError
-from emb_s_core.figures import heatmap, style
+from emb_s_core.figures import heatmap
 from emb_s_core.store import Workspace
 
 needs_browser = pytest.mark.skipif(export.find_browser() is None, reason="no Chrome/Chromium for kaleido")
@@ -92,12 +92,12 @@ def test_cli_figure_errors(dash_ws, tmp_path, capsys):
 def test_cell_states_never_turn_missing_into_zero():
     pq = pd.DataFrame({"run": ["a", "a", "b", "b"], "rung": ["r1", "r2", "r1", "r1"], "qid": ["q1", "q1", "q1", "q2"],
                        "status": ["ok", "does_not_fit", "error", "error"]})
-    st = heatmap.cell_states(pq, ["a", "b"], ["r1", "r2"]).set_index(["run", "rung"])["state"]
-    assert st[("a", "r1")] == "ok" and st[("a", "r2")] == style.DOES_NOT_FIT
-    assert st[("b", "r1")] == "error" and st[("b", "r2")] == style.NOT_RUN
+    st = views.cell_states(pq, ["a", "b"], ["r1", "r2"]).set_index(["run", "rung"])["state"]
+    assert st[("a", "r1")] == "ok" and st[("a", "r2")] == schema.CELL_DOES_NOT_FIT == "does not fit"
+    assert st[("b", "r1")] == "error" and st[("b", "r2")] == schema.CELL_NOT_RUN == "not run"
     agg = pd.DataFrame({"run": ["a"], "rung": ["r1"], "metric": ["MRR"], "value": [0.5], "n": [1],
                         "ci_low": [0.5], "ci_high": [0.5]})
-    fig = heatmap.heatmap(agg, heatmap.cell_states(pq, ["a", "b"], ["r1", "r2"]), "MRR", ["a", "b"], ["r1", "r2"])
+    fig = heatmap.heatmap(agg, views.cell_states(pq, ["a", "b"], ["r1", "r2"]), "MRR", ["a", "b"], ["r1", "r2"])
     z = fig.data[1].z
     assert z[0][0] == 0.5 and all(np.isnan(v) for v in (z[0][1], z[1][0], z[1][1]))
 
@@ -129,7 +129,16 @@ def test_rank_table_and_top_k():
     t = drilldown.rank_table(res, gold=[1], negatives=[7, 8], rung_order=["small", "big"])
     assert list(t.columns) == ["run", "rung", "status", "gold 1", "hard negative 7", "hard negative 8"]
     assert t["rung"].tolist() == ["small", "big"]
-    assert t.iloc[1, 3:].tolist() == [2, 1, 0] and t.iloc[0, 3:].tolist() == [1, 2, 0]
+    assert t.iloc[1, 3:].tolist() == ["2", "1", drilldown.NOT_IN_LIST]
+    assert t.iloc[0, 3:].tolist() == ["1", "2", drilldown.NOT_IN_LIST]
+    # with the rungs' pools: a document outside the small rung could not be retrieved there, and says so
+    pooled = drilldown.rank_table(res, gold=[1], negatives=[7, 8], rung_order=["small", "big"],
+                                  pools={"small": np.array([1, 7]), "big": np.array([1, 2, 7, 8])})
+    assert pooled.iloc[0, 3:].tolist() == ["1", "2", drilldown.NOT_IN_POOL]
+    assert pooled.iloc[1, 3:].tolist() == ["2", "1", drilldown.NOT_IN_LIST]
+    nofit = res.assign(status=["ok", "does_not_fit"], doc_ids=[[7, 1, 2], []])
+    blank = drilldown.rank_table(nofit, gold=[1], negatives=[], rung_order=["small", "big"])
+    assert blank.set_index("rung").loc["small", "gold 1"] == "" and "Blank" in drilldown.RANK_LEGEND
     docs = pd.DataFrame({"title": ["g", "n", "o"], "source": ["s1", "s2", "s1"], "domain": ["d", "d", "e"]},
                         index=pd.Index([1, 7, 2], name="doc_id"))
     top = drilldown.top_k([7, 1, 2], [3.0, 2.0, 1.0], [1], [7], docs, k=2)

@@ -11,7 +11,7 @@ from emb_s_core import evaluate, ladder, runs
 from emb_s_core.cli import main
 from emb_s_core.errors import EmbSError
 from emb_s_core.retrievers import ann
-from tests.retrieval_bank import copy_workspace, template
+from testkit.retrieval_bank import copy_workspace, template
 
 SPEC = "dense:minilm-l3"
 CHUNK = 16  # ~1,300 chunk vectors: enough to train a small IVF-PQ index

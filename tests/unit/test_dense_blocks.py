@@ -10,7 +10,7 @@ from emb_s_core.errors import EmbSError
 from emb_s_core.retrievers.base import topk
 from emb_s_core.retrievers.blocks import MIN_CAP, parse_cap
 from emb_s_core.retrievers.dense import load_vectors
-from tests.retrieval_bank import copy_workspace, template
+from testkit.retrieval_bank import copy_workspace, template
 
 SPEC = "dense:minilm-l3"
 CHUNK = 16  # many chunks per document, so a document's chunks straddle blocks

@@ -9,7 +9,7 @@ import pytest
 from emb_s_core import ladder, retrievers
 from emb_s_core.errors import EmbSError
 from emb_s_core.retrievers.text import tokenize
-from tests.retrieval_bank import copy_workspace, template, text_workspace
+from testkit.retrieval_bank import copy_workspace, template, text_workspace
 
 
 def test_tokenize_lowercases_splits_and_drops_stopwords():
@@ -68,7 +68,7 @@ def test_unknown_and_malformed_specs_are_clear_errors():
 
 def test_compact_term_frequencies_and_no_per_rung_weight_cache(tmp_path):
     from emb_s_core import bank
-    from tests.conftest import write_jsonl
+    from testkit import write_jsonl
 
     # ids out of order in the file: the matrix rows must still follow sorted doc ids
     docs = [{"doc_id": 9, "text": "zebra zebra stripes"}, {"doc_id": 2, "text": "lion mane"},
