@@ -210,6 +210,9 @@ def approximate_summary(values: dict[str, Any]) -> str:
         recall = v["ann_recall@10"]
         ann_rungs = [r for r, how in v.get("ann_scoring", {}).items() if how == "ann"]
         low = min(recall.values()) if recall else float("nan")
+        fallback = [v.get("ann_exact_fallback_share", {}).get(r, 0.0) for r in ann_rungs]
         parts.append(f"ANN: recall@10 vs exact min {low:.3f} over {len(recall)} rungs "
-                     f"({len(ann_rungs)} searched approximately)")
+                     f"({len(ann_rungs)} searched approximately"
+                     + (f"; up to {max(fallback):.0%} of their sampled queries fell back to exact scoring"
+                        if fallback and max(fallback) > 0 else "") + ")")
     return "; ".join(parts)

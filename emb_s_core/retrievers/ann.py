@@ -100,6 +100,25 @@ def search(ws: Workspace, table: str, q: np.ndarray, unique: pa.Array, options: 
     return query_row[first], slot[first], score[first]
 
 
+def top_k_in_pool(rows: np.ndarray, doc: np.ndarray, score: np.ndarray, doc_ids: np.ndarray, member: np.ndarray,
+                  n_queries: int, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each query's top-``k`` among its candidates (query row, document position, score) that are members of the
+    pool (``member[position]``), ties to the smaller doc id as in ``topk``. Returns (ids, scores, the query rows
+    with fewer than ``k`` candidates in the pool: their rows are left unfilled for the caller to score exactly)."""
+    keep = member[doc]
+    r, d, s = rows[keep], doc_ids[doc[keep]], score[keep]
+    order = np.lexsort((d, -np.round(s, 6), r))
+    r, d, s = r[order], d[order], s[order]
+    start = np.searchsorted(r, np.arange(n_queries))
+    n_cand = np.searchsorted(r, np.arange(n_queries), side="right") - start
+    ids = np.empty((n_queries, k), np.int64)
+    scores = np.empty((n_queries, k), np.float32)
+    full = np.flatnonzero(n_cand >= k)
+    take = start[full, None] + np.arange(k)
+    ids[full], scores[full] = d[take], s[take]
+    return ids, scores, np.flatnonzero(n_cand < k)
+
+
 def recall_at_k(exact: np.ndarray, approx: np.ndarray, k: int = RECALL_K) -> float:
     """Mean over queries of |approx top-k ∩ exact top-k| / k (the lists are doc ids, best first)."""
     if not len(exact):

@@ -311,18 +311,21 @@ class Dense(Retriever):
         """ANN runs: recall@10 against exact scoring per rung, on a seeded sample of each rung's queries."""
         if self.ann is None:
             return {}
-        recall, n, how = {}, {}, {}
+        recall, n, how, fallback = {}, {}, {}, {}
         for name, ids in pools.items():
             qids = ann_mod.sample(list(queries[name]), self.ann.recall_sample, self.ann.seed)
             ids = np.asarray(ids, dtype=np.int64)
             q = self.embedder.encode([queries[name][qid] for qid in qids])
             exact = _rank_exact(self.scorer, {name: self.positions(ids)}, q, {name: ids}, ann_mod.RECALL_K)[name]
+            before = self.exact_fallbacks
             approx = self._rank_ann(q, {name: ids}, ann_mod.RECALL_K)[name]
             recall[name] = round(ann_mod.recall_at_k(exact.ids, approx.ids), 4)
             n[name] = len(qids)
             how[name] = "exact" if len(ids) <= self.ann.exact_below else "ann"
+            # queries whose candidates held fewer than 10 of the rung's documents were scored exactly instead
+            fallback[name] = round((self.exact_fallbacks - before) / max(len(qids), 1), 4)
         return {"ann_recall@10": recall, "ann_recall_queries": n, "ann_scoring": how,
-                "ann_exact_fallbacks": int(self.exact_fallbacks)}
+                "ann_exact_fallback_share": fallback}
 
     def _rank_ann(self, q: np.ndarray, pools: dict[str, np.ndarray], k: int) -> dict[str, Ranking]:
         small = {n: ids for n, ids in pools.items() if len(ids) <= self.ann.exact_below}
@@ -355,19 +358,9 @@ class Dense(Retriever):
         for name, ids in pools.items():
             member = np.zeros(len(self.doc_ids), bool)
             member[self.positions(ids)] = True
-            keep = member[doc]
-            r, d, s = rows[keep], self.doc_ids[doc[keep]], score[keep]
-            order = np.lexsort((d, -np.round(s, 6), r))
-            r, d, s = r[order], d[order], s[order]
-            start = np.searchsorted(r, np.arange(len(q)))
-            n_cand = np.searchsorted(r, np.arange(len(q)), side="right") - start
-            kk = min(k, len(ids))
-            out_ids = np.empty((len(q), kk), np.int64)
-            out_scores = np.empty((len(q), kk), np.float32)
-            short = np.flatnonzero(n_cand < kk)
-            full = np.flatnonzero(n_cand >= kk)
-            take = start[full, None] + np.arange(kk)
-            out_ids[full], out_scores[full] = d[take], s[take]
+            out_ids, out_scores, short = ann_mod.top_k_in_pool(rows, doc, score, self.doc_ids, member, len(q),
+                                                               min(k, len(ids)))
+            kk = out_ids.shape[1]
             if len(short):
                 self.exact_fallbacks += len(short)
                 exact = _rank_exact(self.scorer, {name: self.positions(ids)}, q[short], {name: ids}, kk)[name]
