@@ -320,14 +320,18 @@ class Workspace:
             tbl.checkout(version)
         return tbl
 
-    def read(self, name: str, columns: list[str] | None = None, where: str | None = None) -> pa.Table:
-        """Rows of table ``name`` at its committed version (the Lance dataset read directly, without lancedb)."""
+    def dataset(self, name: str):
+        """The Lance dataset of table ``name`` at its committed version (read directly, without lancedb): for
+        streaming reads in batches or row ranges."""
         if not self.has_table(name):
             raise EmbSError(f"the workspace {self.path} has no table {name!r}", fix=_fix_for(name))
         import lance
 
-        dataset = lance.dataset(str(self.path / "lance" / f"{name}.lance"), version=self._manifest["tables"][name])
-        return dataset.to_table(columns=columns, filter=where)
+        return lance.dataset(str(self.path / "lance" / f"{name}.lance"), version=self._manifest["tables"][name])
+
+    def read(self, name: str, columns: list[str] | None = None, where: str | None = None) -> pa.Table:
+        """Rows of table ``name`` at its committed version (the Lance dataset read directly, without lancedb)."""
+        return self.dataset(name).to_table(columns=columns, filter=where)
 
     def read_pandas(self, name: str, columns: list[str] | None = None, where: str | None = None) -> pd.DataFrame:
         return self.read(name, columns, where).to_pandas()

@@ -70,8 +70,8 @@ class BlockScorer:
         self.unique = pa.array(unique, pa.string())
         self.n_docs = len(self.column_of_doc)
         self.cap = int(cap)
-        self.dataset = ws.table(table).to_lance() if len(unique) else None
-        vector_type = ws.table(table).schema.field("vector").type if len(unique) else pa.list_(pa.float32(), 1)
+        self.dataset = ws.dataset(table) if len(unique) else None
+        vector_type = self.dataset.schema.field("vector").type if len(unique) else pa.list_(pa.float32(), 1)
         self.dim = vector_type.list_size
         self.dtype = np.dtype(vector_type.value_type.to_pandas_dtype())
         self.blocks_read = 0  # blocks streamed from disk by the last call (a test sees the cap at work)

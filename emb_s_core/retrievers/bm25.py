@@ -53,7 +53,7 @@ class BM25(Retriever):
         wanted = None if doc_ids is None else np.unique(np.asarray(doc_ids, dtype=np.int64))
         vocab: dict[str, int] = {}
         ids, lengths, nnz, indices, data = [], [], [], [], []
-        table = ws.table("documents").to_lance()
+        table = ws.dataset("documents")
         n_docs = len(wanted) if wanted is not None else table.count_rows()
         stage = counted("indexing", n_docs, "documents", "BM25 term frequencies")
         if progress:

@@ -86,8 +86,8 @@ def missing_documents(ws: Workspace, table: str, doc_ids: np.ndarray | None,
     wanted = None if doc_ids is None else np.unique(np.asarray(doc_ids, dtype=np.int64))
     seen: set[str] = set()
     todo: list[tuple[str, str]] = []
-    for part in ws.table("documents").to_lance().to_batches(columns=["doc_id", "title", "text", "content_hash"],
-                                                             batch_size=4096):
+    for part in ws.dataset("documents").to_batches(columns=["doc_id", "title", "text", "content_hash"],
+                                                   batch_size=4096):
         keep = ~pc.is_in(part.column("content_hash"), value_set=cached).to_numpy(zero_copy_only=False)
         if wanted is not None:
             keep &= np.isin(part.column("doc_id").to_numpy(), wanted)
@@ -179,8 +179,7 @@ def _convert_cached(ws: Workspace, source: str, target: str, dtype: str) -> None
     if not ws.has_table(source):
         return
     have = cached_hashes(ws, target)
-    for part in ws.table(source).to_lance().to_batches(columns=["content_hash", "chunk", "vector"],
-                                                        batch_size=65536):
+    for part in ws.dataset(source).to_batches(columns=["content_hash", "chunk", "vector"], batch_size=65536):
         keep = ~pc.is_in(part.column("content_hash"), value_set=have).to_numpy(zero_copy_only=False)
         if not keep.any():
             continue
