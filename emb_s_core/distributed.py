@@ -76,7 +76,8 @@ def embed_with_ray(ws: Workspace, spec: str, retriever: dense.Dense, todo: int,
             items = [{"content_hash": h, "text": t} for h, t in part]
             out = ray.data.from_items(items).map_batches(
                 EmbedActor, fn_constructor_kwargs={"spec": spec, "options": dict(options or {}), "device": device},
-                batch_size=BATCH_DOCS, batch_format="numpy", concurrency=workers, **resources)
+                batch_size=BATCH_DOCS, batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=workers),
+                **resources)
             hashes: list[str] = []
             chunks: list[int] = []
             vectors: list[np.ndarray] = []
