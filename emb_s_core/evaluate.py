@@ -25,8 +25,28 @@ DEFAULT_K = 100
 DEFAULT_BATCH = 64
 
 
-def default_name(spec: str, k: int = DEFAULT_K, chunk_size: int | None = None, ann: str | None = None,
+#: ``--ladder`` choices: one ladder kind, or ``both`` = the built ladder and its benign twin
+LADDER_CHOICES = (*ladder_mod.LADDER_KINDS, "both")
+
+
+def ladder_kinds(ws: Workspace, choice: str | None = None) -> tuple[str, ...]:
+    """The ladder kinds a run covers, from ``--ladder``: by default the built ladder when the workspace has one,
+    else the official one (a release imported without rebuilding); ``both`` = built + benign twin."""
+    if choice is None:
+        held = ladder_mod.kinds(ws)
+        choice = ladder_mod.OFFICIAL if ladder_mod.BUILT not in held and ladder_mod.OFFICIAL in held \
+            else ladder_mod.BUILT
+    if choice not in LADDER_CHOICES:
+        raise EmbSError(f"unknown ladder {choice!r}", fix=f"use one of: {', '.join(LADDER_CHOICES)}.")
+    return (ladder_mod.BUILT, ladder_mod.BENIGN) if choice == "both" else (choice,)
+
+
+def default_name(spec: str, k: int = DEFAULT_K, chunk_size: int | None = None,
+                 kinds: tuple[str, ...] = (ladder_mod.BUILT,), ann: str | None = None,
                  vector_dtype: str | None = None) -> str:
+    """The spec, plus ``@chunkN`` / ``@float16`` / ``@ann-<index>`` / ``@kN`` when not default and ``@<kind>`` for a
+    ladder other than the built one (a run's identity includes its rungs, so one name cannot cover two ladders run
+    separately)."""
     name = spec
     if chunk_size:
         name += f"@chunk{chunk_size}"
@@ -36,7 +56,14 @@ def default_name(spec: str, k: int = DEFAULT_K, chunk_size: int | None = None, a
         name += f"@ann-{ann}"
     if k != DEFAULT_K:
         name += f"@k{k}"
+    if tuple(kinds) != (ladder_mod.BUILT,):
+        name += "@" + "+".join(kinds)
     return name
+
+
+def k_per_rung(rungs: list[ladder_mod.Rung], k: int) -> dict[str, int]:
+    """K clamped to each rung's size: a rung smaller than K is ranked whole (recorded in the run's config)."""
+    return {r.name: min(k, r.n_documents) for r in rungs}
 
 
 def _checked_retriever(spec: str, options: dict[str, Any]) -> retrievers.Retriever:
@@ -46,39 +73,43 @@ def _checked_retriever(spec: str, options: dict[str, Any]) -> retrievers.Retriev
 
 
 def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT_K, rungs: list[str] | None = None,
-             progress: Progress | None = None, batch_size: int = DEFAULT_BATCH, **options: Any) -> str:
-    """Run retriever ``spec`` on the ladder's rungs (all, or ``rungs``); returns the run name.
+             progress: Progress | None = None, batch_size: int = DEFAULT_BATCH, ladder: str | None = None,
+             **options: Any) -> str:
+    """Run retriever ``spec`` on the rungs (all, or ``rungs``) of ``ladder`` (see :func:`ladder_kinds`); returns the
+    run name.
 
     Options: ``chunk_size`` (dense, tokens of the model's tokenizer; default the model's max length),
     ``api_base`` (dense:litellm). The run's identity is (spec, retriever config, k, ladder membership hashes);
-    rerunning with the same name resumes, with another identity it is an error.
+    rerunning with the same name resumes, with another identity it is an error. A rung smaller than ``k`` is ranked
+    whole; the clamped K of each such rung is stored in the config (``k_per_rung``).
     """
     retriever = retrievers.get(spec, **options)  # an unknown spec fails first, before any loading
-    lad = ladder_mod.load(ws)
+    kinds = ladder_kinds(ws, ladder)
+    lad = ladder_mod.load(ws, kind=kinds)
     selected = [lad.rung(r) for r in (rungs or lad.names)]  # unknown names raise EmbSError
     if k < 1:
         raise EmbSError(f"k must be at least 1 (got {k})", fix="pass --k 1 or more.")
-    small = sorted((r for r in selected if r.n_documents < k), key=lambda r: r.n_documents)
-    if small:
-        raise EmbSError(f"k={k} is larger than rung {small[0].name}'s {small[0].n_documents} documents",
-                        fix=f"pass --k {min(r.n_documents for r in small)} or less, or leave out the smallest rungs "
-                            "with --rungs.")
+    ks = k_per_rung(selected, k)
     if progress:
         progress(f"loading {spec}", 0.0)  # a model load can take tens of seconds on a busy machine: say so at once
     retriever.check()  # load models now: a missing one fails before anything is written
     if progress:
         progress(f"loading {spec}", 1.0)
-    name = name or default_name(spec, k, options.get("chunk_size"), options.get("ann"), options.get("vector_dtype"))
+    name = name or default_name(spec, k, options.get("chunk_size"), kinds, options.get("ann"),
+                                options.get("vector_dtype"))
     config = {"spec": spec, "retriever": retriever.config(), "k": k,
               "ladder": {r.name: r.membership_hash for r in lad.rungs}}
+    clamped = {n: v for n, v in k_per_rung(lad.rungs, k).items() if v < k}
+    if clamped:  # only then, so runs made before clamping existed keep their identity
+        config["k_per_rung"] = clamped
     with ws.writer():  # one writer per workspace: a second eval of this run waits here, then resumes it
-        return _run(ws, retriever, name, config, selected, k, progress, batch_size)
+        return _run(ws, retriever, name, config, kinds, selected, ks, progress, batch_size)
 
 
-def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, config: dict[str, Any],
-         selected: list, k: int, progress: Progress | None, batch_size: int) -> str:
+def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, config: dict[str, Any], kinds: tuple[str, ...],
+         selected: list, ks: dict[str, int], progress: Progress | None, batch_size: int) -> str:
     """The run itself, under the writer lock: what is finished is read after the lock is held."""
-    if {r.name: r.membership_hash for r in ladder_mod.load(ws).rungs} != config["ladder"]:
+    if {r.name: r.membership_hash for r in ladder_mod.load(ws, kind=kinds).rungs} != config["ladder"]:
         raise EmbSError("the ladder was rebuilt while this eval waited for the writer lock",
                         fix="run the eval again: it will use the new ladder.")
     existing = runs.get_run(ws, name)
@@ -120,7 +151,10 @@ def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, config: dict
         pools = {n: members[n] for n in rung_names}
         for start in range(0, len(qids), batch_size):
             batch = qids[start: start + batch_size]
-            ranked = retriever.rank(texts.loc[batch].tolist(), pools, k)
+            ranked = {}
+            for depth in sorted({ks[n] for n in pools}):
+                ranked.update(retriever.rank(texts.loc[batch].tolist(),
+                                             {n: p for n, p in pools.items() if ks[n] == depth}, depth))
             rows = [{"rung": rn, "qid": qid, "doc_ids": rk.ids[i], "scores": rk.scores[i]}
                     for rn, rk in ranked.items() for i, qid in enumerate(batch)]
             runs.save_results(ws, name, rows)

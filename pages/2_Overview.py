@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from emb_s_core import metrics
-from emb_s_core.analysis import run_state, views
+from emb_s_core.analysis import paper_table, run_state, views
 from emb_s_core.figures import curves, heatmap, style
 from ui import data, state, widgets
 
@@ -72,3 +72,31 @@ st.subheader("Table")
 table = views.overview_table(agg, states, metric, x, chosen)
 st.dataframe(table, hide_index=True, width="stretch")
 widgets.table_downloads(table, f"overview_{metric}", "overview")
+
+paper = st.toggle("Paper table (Table 3: R@1 / SR@10 / FR@10 per scale, reranking under its base)",
+                  value=state.get("paper") == "1", key="url_paper")
+state.put(paper="1" if paper else None)
+if paper:
+    st.subheader("Paper table")
+    pq_all = data.per_query(path, v)
+    kinds = paper_table.ladders_in(pq_all)
+    kind = state.selectbox("Ladder", kinds, "paper_ladder", default=paper_table.default_ladder(pq_all))
+    available = paper_table.available_scales(pq_all, kind)
+    scales = state.multiselect("Scales", available, "scales", default=paper_table.default_scales(available))
+    if not scales:
+        st.info("Pick at least one scale.")
+        st.stop()
+    with widgets.guard():
+        pt = data.paper_table(path, v, tuple(scales), tuple(chosen), kind)
+    st.caption("Values in %; n per cell in the table below it (R@1: single-source queries, FR@10: multi-source). "
+               "Unfiltered: the sidebar filters do not apply to the paper table.")
+    cells = paper_table.flat(pt)
+    n_cols = [c for c in cells.columns if c.endswith(" n")]
+    st.dataframe(cells.drop(columns=n_cols), hide_index=True, width="stretch")
+    st.dataframe(cells[["run", *n_cols]], hide_index=True, width="stretch")
+    c1, c2, c3, _ = st.columns([1, 1, 1, 3])
+    for col, fmt, suffix, mime in ((c1, "latex", "tex", "application/x-tex"), (c2, "markdown", "md", "text/markdown"),
+                                   (c3, "csv", "csv", "text/csv")):
+        col.download_button(f"⬇ {fmt.capitalize() if fmt != 'latex' else 'LaTeX'}",
+                            data=paper_table.render(pt, fmt).encode("utf-8"), file_name=f"paper_table.{suffix}",
+                            mime=mime, key=f"dl_paper_{suffix}", on_click="ignore")

@@ -34,6 +34,18 @@ note = kept_view.dropped_note(kept_summary, str(lad.options.get("base", "64K")))
 if note:
     st.warning(note)
 
+st.subheader("Hard-negative coverage")
+st.caption("Share of each kept query's hard negatives that are in the rung. The 64K pools take hard negatives "
+           "round-robin across queries in a seeded order, so shares differ by at most one document per query.")
+coverage = data.hard_negative_coverage(path, v)
+if coverage.empty or not (coverage["hard_negatives"] > 0).any():
+    st.info("No kept query lists hard negatives (import them with the bank, or add them with `emb-s collide`).")
+else:
+    cov_rung = state.selectbox("Rung", lad.names, "coverage_rung")
+    rows = coverage[(coverage["rung"] == cov_rung) & (coverage["hard_negatives"] > 0)]
+    st.dataframe(rows.drop(columns=["rung"]), hide_index=True, width="stretch")
+    widgets.table_downloads(rows, f"hn_coverage_{cov_rung}", "hn_coverage")
+
 st.subheader("Composition")
 c1, c2 = st.columns(2)
 with c1:

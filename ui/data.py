@@ -57,7 +57,13 @@ def info(path: str, v: int) -> dict:
 @st.cache_resource(max_entries=ENTRIES, show_spinner=False)
 def get_ladder(path: str, v: int) -> ladder.Ladder | None:
     ws = _ws(path, v)
-    return ladder.load(ws) if ladder.exists(ws) else None
+    return ladder.load_all(ws)
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
+def hard_negative_coverage(path: str, v: int) -> pd.DataFrame:
+    lad = get_ladder(path, v)
+    return pd.DataFrame() if lad is None else ladder.hard_negative_coverage(lad, queries(path, v))
 
 
 @st.cache_resource(max_entries=ENTRIES, show_spinner=False)
@@ -95,6 +101,13 @@ def query_results(path: str, v: int, qid: str) -> pd.DataFrame:
 @st.cache_resource(max_entries=ENTRIES, show_spinner="Scoring every query on every rung…")
 def per_query(path: str, v: int) -> pd.DataFrame:
     return views.per_query(_ws(path, v))
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def paper_table(path: str, v: int, scales: tuple[str, ...], run_names: tuple[str, ...], kind: str):
+    from emb_s_core.analysis import paper_table as pt
+
+    return pt.build(_ws(path, v), scales, runs=list(run_names), per_query_df=per_query(path, v), kind=kind)
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)

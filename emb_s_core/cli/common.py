@@ -78,15 +78,29 @@ def print_progress(stage: str, fraction: float) -> None:
         print(file=sys.stderr)
 
 
+def print_estimate(est: dict) -> None:
+    """The one estimate line every LLM command prints: cells, cached, does-not-fit, calls, tokens, cost bound."""
+    cost = est.get("cost_usd_max")
+    print(f"estimate: {est['calls']} cells, {est['cached']} cached, {est['does_not_fit']} do not fit, "
+          f"{est['to_send']} calls to send, {est['prompt_tokens']:,} prompt tokens, "
+          f"≤ {est['max_completion_tokens']:,} reply tokens, cost ≤ "
+          + ("unknown" if cost is None else f"${cost:.4f}")
+          + (f" ({est['note']})" if est.get("note") else ""))
+
+
 class ProgressBars:
     """``progress(stage, fraction)`` as one tqdm bar per stage on stderr, in the stage's own units when it has them
     ("embedding 4,858 documents": done/total documents, documents/s, ETA), else in percent. A bar appears when its
-    stage first reports (the engine reports 0.0 before every long step), so nothing is silent."""
+    stage first reports (the engine reports 0.0 before every long step), so nothing is silent. Drawn on a terminal
+    only (``enabled=None``): piped output and an error stay one clean line."""
 
-    def __init__(self) -> None:
+    def __init__(self, enabled: bool | None = None) -> None:
         self.bars: dict = {}
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
 
     def __call__(self, stage: str, fraction: float) -> None:
+        if not self.enabled:
+            return
         from tqdm import tqdm
 
         from emb_s_core.progress import units

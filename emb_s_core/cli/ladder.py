@@ -20,9 +20,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--reserve", type=int, default=1024, help="prompt/query reserve subtracted from every budget")
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--strict", action="store_true", help="fail when a domain's gold sets do not fit the base rung")
+    b.add_argument("--official", action="store_true",
+                   help="store an imported EMB-S release's published scales as the official ladder (membership as "
+                        "published) instead of building one; the built ladder stays")
+    b.add_argument("--source", default=None, help="--official: which imported release (when there are several)")
     b.set_defaults(func=cmd_build)
     s = lsub.add_parser("show", help="print the rung table")
     add_workspace(s)
+    s.add_argument("--ladder", choices=["built", "official", "benign"], default=None,
+                   help="which ladder (default: built when it exists, else official)")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_show)
 
@@ -30,6 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_build(args: argparse.Namespace) -> int:
     from emb_s_core.ladder import LadderOptions, build
     from emb_s_core.store import Workspace
+
+    if args.official:
+        return _build_official(args)
 
     opts = LadderOptions(base=args.base, domain_sizes=tuple(s.strip() for s in args.domain_sizes.split(",")),
                          shared_size=args.shared_size, max_size=args.max_size, encoding=args.encoding,
@@ -50,17 +59,33 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _build_official(args: argparse.Namespace) -> int:
+    from emb_s_core import official
+    from emb_s_core.store import Workspace
+
+    ladder = official.build(Workspace(args.workspace), source=args.source, encoding=args.encoding, progress=True)
+    for message in ladder.messages:
+        print(message)
+    for row in ladder.kept[~ladder.kept["kept"]].head(20).itertuples():
+        print(f"  dropped {row.qid}: {row.reason}")
+    print()
+    print_table(ladder.table().to_dict("records"))
+    return 0
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     import sys
 
+    from emb_s_core.evaluate import ladder_kinds
     from emb_s_core.ladder import load, stale_reason
     from emb_s_core.store import Workspace
 
     ws = Workspace(args.workspace)
-    stale = stale_reason(ws)
+    kind = ladder_kinds(ws, args.ladder)[0]
+    stale = stale_reason(ws, kind)
     if stale:
         print(f"warning: this ladder is stale: {stale}; rebuild it with `emb-s ladder build`.", file=sys.stderr)
-    ladder = load(ws, allow_stale=True)
+    ladder = load(ws, allow_stale=True, kind=kind)
     if args.json:
         print_json({"options": ladder.options,
                     "rungs": [dict(row, composition=r.composition) for row, r in

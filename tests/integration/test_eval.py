@@ -68,13 +68,28 @@ def test_bad_requests_write_nothing(ws, tmp_path):
     cases = [
         (dict(spec="nope", k=10), "unknown retriever 'nope'"),
         (dict(spec=f"dense:{tmp_path / 'missing-model'}", k=10), "embedding model .*missing-model.* not found"),
-        (dict(spec="bm25", k=10_000), "k=10000 is larger than rung .*'s .* documents"),
+        (dict(spec="bm25", k=0), "k must be at least 1"),
+        (dict(spec="bm25", k=10, ladder="official"), "has no official ladder yet"),
+        (dict(spec="bm25", k=10, ladder="sideways"), "unknown ladder 'sideways'"),
         (dict(spec="bm25", k=10, rungs=["9G"]), "no rung named '9G'"),
     ]
     for kwargs, message in cases:
         with pytest.raises(EmbSError, match=message):
             evaluate.evaluate(ws, **kwargs)
     assert ws.version == version and len(runs.list_runs(ws)) == n_runs
+
+
+def test_k_larger_than_a_rung_is_clamped_and_recorded(ws):
+    lad = ladder.load(ws)
+    big = max(r.n_documents for r in lad.rungs[:-1]) + 1
+    name = evaluate.evaluate(ws, "bm25", name="clamped", k=big)
+    cfg = runs.get_run(ws, name)["config"]
+    assert cfg["k_per_rung"] == {r.name: r.n_documents for r in lad.rungs if r.n_documents < big}
+    assert lad.rungs[-1].name not in cfg["k_per_rung"]
+    res = runs.load_results(ws, runs=[name])
+    for rung in lad.rungs:
+        lengths = res[res["rung"] == rung.name]["doc_ids"].map(len)
+        assert (lengths == min(big, rung.n_documents)).all(), rung.name
 
 
 def test_rebuilt_ladder_needs_a_new_name(tmp_path_factory, tmp_path):

@@ -131,6 +131,21 @@ def test_report_on_workspace_without_results(tmp_path, capsys):
     assert "no results in the workspace" in capsys.readouterr().err
 
 
+def test_hn_intrusion_by_provenance(ws, capsys):
+    """Dataset distractors and collision-verified hard negatives are reported apart."""
+    hn = bank.hard_negatives(ws)
+    assert len(hn) and set(hn["provenance"]) == {"dataset"}  # native import: the dataset's own lists
+    every = report.rows(ws, runs=["shuffle"], metric_names=["HN-intrusion"], n_boot=0)
+    same = report.rows(ws, runs=["shuffle"], metric_names=["HN-intrusion"], n_boot=0, hn_provenance=["dataset"])
+    none = report.rows(ws, runs=["shuffle"], metric_names=["HN-intrusion"], n_boot=0, hn_provenance=["collision"])
+    assert every["value"].tolist() == same["value"].tolist()
+    assert every["n"].sum() > 0 and none["n"].sum() == 0  # no collision-verified hard negative: nothing to intrude
+    with pytest.raises(EmbSError, match="unknown hard-negative provenance 'guessed'"):
+        report.rows(ws, metric_names=["HN-intrusion"], n_boot=0, hn_provenance=["guessed"])
+    assert main(["report", "-w", str(ws.path), "--metrics", "HN-intrusion", "--hn-provenance", "collision",
+                 "--n-boot", "0", "--format", "csv"]) == 0
+
+
 def test_undefined_metrics_are_left_out_but_cells_that_could_not_run_stay():
     agg = pd.DataFrame({"run": ["a", "a", "b"], "rung": ["r", "r", "r"], "metric": ["R@1", "SR@10", "R@1"],
                         "value": [np.nan, 0.5, np.nan], "n": [0, 4, 0], "ci_low": np.nan, "ci_high": np.nan,

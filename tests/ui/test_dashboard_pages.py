@@ -235,12 +235,16 @@ def test_ladder_page(app_env):
     at = run_page("5_Ladder.py", {"ws": str(app_env), "run": "overlap"})
     assert_clean(at)
     assert len(at.dataframe[0].value) == 12
+    assert "hn_coverage" in at.dataframe[0].value.columns
+    coverage = next(d.value for d in at.dataframe if "hard_negatives" in d.value.columns)  # first rung, per query
+    assert list(coverage.columns) == ["qid", "hard_negatives", "present", "coverage"] and len(coverage)
+    assert ((coverage["coverage"] >= 0) & (coverage["coverage"] <= 1)).all()
     kept = next(d.value for d in at.dataframe if "base_needed" in d.value.columns)
     assert kept["queries"].sum() == 30 and kept["dropped"].sum() == 0 and not at.warning  # every query kept
     specs = plotly_specs(at)
     assert len(specs) == 2
     names = [t["name"] for t in specs[1]["data"]]
-    assert names[0].startswith("8K") and names[1].startswith("full")
+    assert names[0].startswith("shared") and names[1].startswith("full")  # 3 domains: not "8 × base"
 
 
 def test_app_navigation_discovers_pages(app_env):

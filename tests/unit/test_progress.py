@@ -35,7 +35,10 @@ def test_every_stage_of_an_evaluation_opens_at_zero_and_closes_at_one(tmp_path_f
 def test_cli_bars_use_the_stage_units(monkeypatch):
     err = io.StringIO()
     monkeypatch.setattr("sys.stderr", err)
-    bars = ProgressBars()
+    import sys
+
+    assert ProgressBars().enabled == sys.stderr.isatty()  # piped: nothing drawn, an error stays one line
+    bars = ProgressBars(enabled=True)
     bars("embedding 200 documents (minilm)", 0.0)
     bars("embedding 200 documents (minilm)", 0.5)
     bars("loading x", 1.0)
