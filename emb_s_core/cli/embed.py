@@ -19,9 +19,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--num-gpus-per-worker", type=float, default=0,
                    help="ray: GPUs per actor; the model then runs on CUDA (default 0: CPU)")
     p.add_argument("--chunk", type=int, default=None,
-                   help="chunk size in model tokens (MaxP), as for `emb-s eval --chunk`")
+                   help="chunk size in model tokens (MaxP), as for eval's --chunk")
     p.add_argument("--vector-dtype", choices=["float32", "float16"], default=None,
-                   help="how the vectors are stored, as for `emb-s eval --vector-dtype`")
+                   help="how the vectors are stored, as for eval's --vector-dtype")
     p.add_argument("--api-base", default=None, help="dense:litellm: endpoint URL (or EMB_S_EMBEDDING_API_BASE)")
     p.set_defaults(func=cmd_embed)
 
