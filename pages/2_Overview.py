@@ -12,7 +12,7 @@ DRILL = "pages/3_Query_drilldown.py"
 
 view = widgets.analysis_view("Overview")
 path, v, metric, lad, run_names = view.path, view.v, view.metric, view.ladder, view.run_names
-domains, tasks, sources = view.filters
+domains, tasks, sources, tags = view.filters
 if not run_names:
     st.info("This workspace has no runs yet: evaluate a retriever (`emb-s eval --workspace DIR --retriever bm25`) and "
             "reload this page.")
@@ -29,15 +29,15 @@ if not chosen:
     st.stop()
 
 with widgets.guard():
-    pq = data.filtered(path, v, domains, tasks, sources)
+    pq = data.filtered(path, v, domains, tasks, sources, tags)
     if pq.empty:
         st.warning("No query matches the filters in the sidebar: widen the domain, task-type or source filter.")
         st.stop()
-    agg, states, cols = data.overview(path, v, x, metric, tuple(chosen), domains, tasks, sources)
+    agg, states, cols = data.overview(path, v, x, metric, tuple(chosen), domains, tasks, sources, tags)
 
 n_q = int(pq["qid"].nunique())
 cap = style.caption(widgets.bank_name(path), cols, metrics.metric(metric).k, n_q,
-                    extra="filtered" if (domains or tasks or sources != "all") else None)
+                    extra="filtered" if (domains or tasks or sources != "all" or tags) else None)
 n_missing, missing = views.unscored(states)
 fig = heatmap.heatmap(agg, states, metric, chosen, cols, x=x, caption=cap)
 event = st.plotly_chart(fig, theme=None, key="heat", on_select="rerun", selection_mode="points", width="stretch")

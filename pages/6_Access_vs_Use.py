@@ -15,9 +15,13 @@ path, v = widgets.pick_workspace()
 
 
 @st.cache_resource(max_entries=16, show_spinner="Placing every answered query in its quadrant…")
-def quadrants(path: str, v: int, access: str, qa_run: str, judge: str, k: int, t_a: float, t_u: float):
+def quadrants(path: str, v: int, access: str, qa_run: str, judge: str, k: int, t_a: float, t_u: float,
+              tags: tuple[str, ...]):
+    from emb_s_core import notes
+
     ws, _ = data.workspace(path)
-    return diagnose.quadrants(ws, access, qa_run, judge=judge, k=k, access_threshold=t_a, score_threshold=t_u)
+    df = diagnose.quadrants(ws, access, qa_run, judge=judge, k=k, access_threshold=t_a, score_threshold=t_u)
+    return notes.filter_by_tags(df, data.notes(path, v), tags)
 
 
 ws, _ = data.workspace(path)
@@ -50,7 +54,7 @@ st.caption(f"Accessed ⇔ SR@{k} ≥ {t_a:g}; answered well ⇔ {judge} score �
            "an answer or a judgment are counted as excluded, never as failures.")
 
 with widgets.guard():
-    df = quadrants(path, v, access, qa_run, judge, k, t_a, t_u)
+    df = quadrants(path, v, access, qa_run, judge, k, t_a, t_u, widgets.tag_filter(path, v))
 if df.empty:
     st.info(f"{qa_run} has no answers yet.")
     st.stop()
