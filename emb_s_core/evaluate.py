@@ -17,6 +17,7 @@ import pandas as pd
 from emb_s_core import bank, ladder as ladder_mod, runs, retrievers
 from emb_s_core.errors import EmbSError
 from emb_s_core.progress import counted
+from emb_s_core.retrievers.base import MEASURED
 from emb_s_core.store import Workspace
 
 Progress = Callable[[str, float], None]
@@ -41,12 +42,18 @@ def ladder_kinds(ws: Workspace, choice: str | None = None) -> tuple[str, ...]:
 
 
 def default_name(spec: str, k: int = DEFAULT_K, chunk_size: int | None = None,
-                 kinds: tuple[str, ...] = (ladder_mod.BUILT,)) -> str:
-    """The spec, plus ``@chunkN`` / ``@kN`` when not default and ``@<kind>`` for a ladder other than the built one
-    (a run's identity includes its rungs, so one name cannot cover two ladders run separately)."""
+                 kinds: tuple[str, ...] = (ladder_mod.BUILT,), ann: str | None = None,
+                 vector_dtype: str | None = None) -> str:
+    """The spec, plus ``@chunkN`` / ``@float16`` / ``@ann-<index>`` / ``@kN`` when not default and ``@<kind>`` for a
+    ladder other than the built one (a run's identity includes its rungs, so one name cannot cover two ladders run
+    separately)."""
     name = spec
     if chunk_size:
         name += f"@chunk{chunk_size}"
+    if vector_dtype and vector_dtype != "float32":
+        name += f"@{vector_dtype}"
+    if ann:
+        name += f"@ann-{ann}"
     if k != DEFAULT_K:
         name += f"@k{k}"
     if tuple(kinds) != (ladder_mod.BUILT,):
@@ -88,7 +95,8 @@ def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT
     retriever.check()  # load models now: a missing one fails before anything is written
     if progress:
         progress(f"loading {spec}", 1.0)
-    name = name or default_name(spec, k, options.get("chunk_size"), kinds)
+    name = name or default_name(spec, k, options.get("chunk_size"), kinds, options.get("ann"),
+                                options.get("vector_dtype"))
     config = {"spec": spec, "retriever": retriever.config(), "k": k,
               "ladder": {r.name: r.membership_hash for r in lad.rungs}}
     clamped = {n: v for n, v in k_per_rung(lad.rungs, k).items() if v < k}
@@ -121,7 +129,8 @@ def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, config: dict
                 need[qid] = need.get(qid, ()) + (r.name,)
     total = sum(len(v) for v in need.values())
     stage = counted("ranking", total, "(rung, query) pairs")
-    if not total:
+    measure = retriever.can(MEASURED) and not runs.measurements(ws, name)
+    if not total and not measure:
         if progress:
             progress(stage, 1.0)
         return name
@@ -129,6 +138,10 @@ def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, config: dict
     if progress:
         progress(stage, 0.0)
     texts = bank.queries(ws).set_index("qid")["text"]
+    if measure:  # an approximate run is never silently approximate: its recall is stored before any ranking
+        values = retriever.measurements({r.name: r.doc_ids for r in selected},
+                                        {r.name: texts.loc[list(r.qids)].to_dict() for r in selected})
+        runs.save_measurements(ws, name, values)
     members = {r.name: r.doc_ids for r in selected}
     groups: dict[tuple[str, ...], list[str]] = {}
     for qid in sorted(need):

@@ -107,9 +107,22 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.wide:
         df = report.wide(df, list(dict.fromkeys(df["rung"])))
     _emit(df, args.format, args.out)
+    _approximate_notes(ws, list(dict.fromkeys(df["run"])) if "run" in df else [],
+                       sys.stdout if args.format in (None, "table") and args.out is None else sys.stderr)
     for line in report.bank_notes(ws, _split(args.runs)):
         print(f"note: {line}", file=sys.stderr)
     return 0
+
+
+def _approximate_notes(ws, run_names: list[str], stream) -> None:
+    """A run scored approximately says so, with its measured recall, wherever its scores are printed."""
+    from emb_s_core import runs
+
+    measured = runs.measurements(ws)
+    for run in run_names:
+        note = runs.approximate_summary(measured.get(run, {}))
+        if note:
+            print(f"note: run {run!r} is approximate — {note}", file=stream)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
