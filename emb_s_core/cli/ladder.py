@@ -19,10 +19,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--reserve", type=int, default=1024, help="prompt/query reserve subtracted from every budget")
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--strict", action="store_true", help="fail when a domain's gold sets do not fit the base rung")
+    b.add_argument("--control", choices=["benign"], default=None,
+                   help="build a control ladder beside the built one instead: 'benign' = its benign twin (same "
+                        "rungs, budgets, queries and gold; the rest irrelevant to every kept query). The built "
+                        "ladder's options are used; the ones above are ignored")
+    b.add_argument("--top-n", type=int, default=20,
+                   help="--control benign: leave out each kept query's top-N documents under the references "
+                        "(default 20)")
+    b.add_argument("--reference", default=None, metavar="SPECS",
+                   help="--control benign: comma-separated reference retrievers (default: bm25 plus every dense "
+                        "retriever whose vectors for the whole bank are cached; a dense one named here is embedded)")
     b.set_defaults(func=cmd_build)
     s = lsub.add_parser("show", help="print the rung table")
     add_workspace(s)
     s.add_argument("--json", action="store_true")
+    s.add_argument("--control", choices=["benign"], default=None, help="show the benign twin instead")
     s.set_defaults(func=cmd_show)
 
 
@@ -30,6 +41,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     from emb_s_core.ladder import LadderOptions, build
     from emb_s_core.store import Workspace
 
+    if args.control == "benign":
+        return _build_twin(args)
     opts = LadderOptions(base=args.base, domain_sizes=tuple(s.strip() for s in args.domain_sizes.split(",")),
                          shared_size=args.shared_size, max_size=args.max_size, encoding=args.encoding,
                          reserve=args.reserve, seed=args.seed, strict=args.strict)
@@ -44,6 +57,19 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _build_twin(args: argparse.Namespace) -> int:
+    from emb_s_core import twin
+    from emb_s_core.store import Workspace
+
+    references = [r.strip() for r in args.reference.split(",") if r.strip()] if args.reference else None
+    lad = twin.build(Workspace(args.workspace), top_n=args.top_n, references=references)
+    for message in lad.messages:
+        print(message)
+    print()
+    print_table(lad.table().to_dict("records"))
+    return 0
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     import sys
 
@@ -51,10 +77,11 @@ def cmd_show(args: argparse.Namespace) -> int:
     from emb_s_core.store import Workspace
 
     ws = Workspace(args.workspace)
-    stale = stale_reason(ws)
+    kind = args.control or "built"
+    stale = stale_reason(ws, kind)
     if stale:
         print(f"warning: this ladder is stale: {stale}; rebuild it with `emb-s ladder build`.", file=sys.stderr)
-    ladder = load(ws, allow_stale=True)
+    ladder = load(ws, allow_stale=True, kind=kind)
     if args.json:
         print_json({"options": ladder.options,
                     "rungs": [dict(row, composition=r.composition) for row, r in
