@@ -39,16 +39,51 @@ def _checked_retriever(spec: str, options: dict[str, Any]) -> retrievers.Retriev
     return r
 
 
+LADDER_CHOICES = (*ladder_mod.LADDER_KINDS, "both")
+
+
+def ladder_kinds(choice: str = ladder_mod.BUILT) -> tuple[str, ...]:
+    """The ladder kinds ``--ladder CHOICE`` evaluates: one kind, or ``both`` = the built (adversarial) ladder and its
+    benign twin, in one call so the twin reuses the prepared retriever (term statistics, cached vectors)."""
+    if choice == "both":
+        return (ladder_mod.BUILT, ladder_mod.BENIGN)
+    if choice in ladder_mod.LADDER_KINDS:
+        return (choice,)
+    raise EmbSError(f"unknown --ladder {choice!r}", fix=f"use one of: {', '.join(LADDER_CHOICES)}.")
+
+
+def _ladder_identity(existing: dict | None, name: str, hashes: dict[str, str]) -> dict[str, str]:
+    """The run's ladder identity after this call: the rungs it already had plus those of newly evaluated kinds.
+
+    A kind the run was already evaluated on must have exactly the same rungs (else the ladder was rebuilt since).
+    """
+    if existing is None:
+        return hashes
+    old = existing["config"].get("ladder", {})
+    for kind in {ladder_mod.kind_of(n) for n in hashes}:
+        mine = {n: h for n, h in hashes.items() if ladder_mod.kind_of(n) == kind}
+        before = {n: h for n, h in old.items() if ladder_mod.kind_of(n) == kind}
+        if before and before != mine:
+            what = "ladder" if kind == ladder_mod.BUILT else f"{kind} ladder"
+            raise EmbSError(f"run {name!r} was made on another {what} (it was rebuilt since; membership "
+                            "hashes differ)",
+                            fix=f"pass a new --name, or delete the old run first (`emb-s runs delete {name}`).")
+    return {**old, **hashes}
+
+
 def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT_K, rungs: list[str] | None = None,
-             progress: Progress | None = None, batch_size: int = DEFAULT_BATCH, **options: Any) -> str:
-    """Run retriever ``spec`` on the ladder's rungs (all, or ``rungs``); returns the run name.
+             progress: Progress | None = None, batch_size: int = DEFAULT_BATCH, ladder: str = ladder_mod.BUILT,
+             **options: Any) -> str:
+    """Run retriever ``spec`` on the rungs (all, or ``rungs``) of the ladder kinds ``ladder`` names (see
+    ``ladder_kinds``); returns the run name.
 
     Options: ``chunk_size`` (dense, tokens of the model's tokenizer; default the model's max length),
     ``api_base`` (dense:litellm). The run's identity is (spec, retriever config, k, ladder membership hashes);
-    rerunning with the same name resumes, with another identity it is an error.
+    rerunning with the same name resumes, with another identity it is an error. Evaluating a run on another kind
+    later (``--ladder benign`` after ``built``) adds that kind's rungs to the same run.
     """
     retriever = retrievers.get(spec, **options)  # an unknown spec fails first, before any loading
-    lad = ladder_mod.load(ws)
+    lad = ladder_mod.load(ws, kind=ladder_kinds(ladder))
     selected = [lad.rung(r) for r in (rungs or lad.names)]  # unknown names raise EmbSError
     if k < 1:
         raise EmbSError(f"k must be at least 1 (got {k})", fix="pass --k 1 or more.")
@@ -60,15 +95,12 @@ def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT
     if hasattr(retriever, "check"):
         retriever.check()  # load models now: a missing one fails before anything is written
     name = name or default_name(spec, k, options.get("chunk_size"))
-    config = {"spec": spec, "retriever": retriever.config(), "k": k,
-              "ladder": {r.name: r.membership_hash for r in lad.rungs}}
     existing = runs.get_run(ws, name)
-    if existing is not None:
-        old = existing["config"].get("ladder", {})
-        if old != config["ladder"]:
-            raise EmbSError(f"run {name!r} was made on another ladder (the ladder was rebuilt since; membership "
-                            "hashes differ)",
-                            fix=f"pass a new --name, or delete the old run first (`emb-s runs delete {name}`).")
+    config = {"spec": spec, "retriever": retriever.config(), "k": k,
+              "ladder": _ladder_identity(existing, name, {r.name: r.membership_hash for r in lad.rungs})}
+    if existing is not None and existing["config"].get("ladder") != config["ladder"] and \
+            {**existing["config"], "ladder": config["ladder"]} == config:
+        runs.update_config(ws, name, config)  # the same run, now also on another ladder kind
     runs.create_run(ws, name, "retriever", spec, config)
 
     done = runs.finished(ws, name)

@@ -100,8 +100,9 @@ def near_documents(ws: Workspace, qids: list[str], top_n: int = DEFAULT_TOP_N,
             texts = qs["text"].tolist()
             for start in range(0, len(texts), _BATCH):
                 ranked = r.rank(texts[start: start + _BATCH], {"bank": r.doc_ids}, top_n)["bank"]
-                for qid, row in zip(qs.index[start: start + _BATCH], ranked.ids):
-                    near = {int(d) for d in row} - gold
+                for qid, row, scores in zip(qs.index[start: start + _BATCH], ranked.ids, ranked.scores):
+                    # a document scoring 0 shares nothing with the query (BM25 pads its lists with such documents)
+                    near = {int(d) for d, s in zip(row, scores) if s > 0} - gold
                     per_query[qid] |= near
                     found |= near
             neighbours[spec] = found
@@ -133,18 +134,21 @@ def build(ws: Workspace, top_n: int = DEFAULT_TOP_N, references: list[str] | Non
         ids = np.sort(ids)
         return ids[ladder._rng(seed, "benign", *labels).permutation(len(ids))]
 
-    twins: list[ladder.Rung] = []
-    base: dict[str, np.ndarray] = {}
+    base: dict[str, np.ndarray] = {}  # the twin 64K/<d> pools first: the mixed rungs of every domain draw on them
     exhausted: dict[str, bool] = {}
-    for r in built.rungs:  # domain rungs come first, then shared, global, full (ladder order)
+    for r in built.rungs:
+        if r.kind == "domain":
+            r_gold = np.intersect1d(r.doc_ids, gold)
+            cand = shuffled(irrelevant[domain_of.loc[irrelevant].to_numpy() == r.domain], "fill", r.domain)
+            fill = ladder._prefix_within(cand, tok, r.budget - int(tok.loc[r_gold].sum()))
+            base[r.domain] = np.concatenate([r_gold, fill])
+            exhausted[r.name] = len(fill) == len(cand)
+    twins: list[ladder.Rung] = []
+    for r in built.rungs:  # ladder order: domain and mixed rungs, then shared, global, full
         r_gold = np.intersect1d(r.doc_ids, gold)
         budget = r.budget
         if r.kind == "domain":
-            cand = shuffled(irrelevant[domain_of.loc[irrelevant].to_numpy() == r.domain], "fill", r.domain)
-            fill = ladder._prefix_within(cand, tok, budget - int(tok.loc[r_gold].sum()))
-            ids = np.concatenate([r_gold, fill])
-            base[r.domain] = ids
-            exhausted[r.name] = len(fill) == len(cand)
+            ids = base[r.domain]
         elif r.kind == "mixed":
             own = np.union1d(base[r.domain], r_gold)  # the other domains' gold the built rung mixed in, too
             others = np.concatenate([v for d, v in base.items() if d != r.domain] or [np.empty(0, np.int64)])

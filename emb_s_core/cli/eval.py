@@ -15,6 +15,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--name", help="run name (default: the spec, plus @chunkN / @kN when not default)")
     p.add_argument("--k", type=int, default=100, help="documents kept per query and rung (default 100)")
     p.add_argument("--rungs", help="comma-separated rung names (default: all)")
+    p.add_argument("--ladder", choices=["built", "official", "benign", "both"], default="built",
+                   help="which ladder to evaluate on: built (default), official, benign (the benign twin), or both "
+                        "(built and its benign twin in one pass: the twin reuses the term statistics and vectors)")
     p.add_argument("--batch", type=int, default=64, help="queries per batch; each batch is saved atomically")
     p.add_argument("--chunk", type=int, default=None,
                    help="dense: chunk size in model tokens (MaxP); default the model's max length")
@@ -45,7 +48,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     rungs = [r.strip() for r in args.rungs.split(",") if r.strip()] if args.rungs else None
     try:
         name = evaluate.evaluate(ws, args.retriever, name=args.name, k=args.k, rungs=rungs, progress=progress,
-                                 batch_size=args.batch, **options)
+                                 batch_size=args.batch, ladder=args.ladder, **options)
     finally:
         for bar in bars.values():
             bar.close()
