@@ -47,7 +47,8 @@ def run_page(page: str, params: dict):
 
 def export_timings(ws_dir: Path, out: Path) -> list[str]:
     """Static export of the Overview heatmap: one browser per file vs one kaleido session for the batch."""
-    from emb_s_core import export, views
+    from emb_s_core import export
+    from emb_s_core.analysis import views
     from emb_s_core.store import Workspace
 
     if export.find_browser() is None:

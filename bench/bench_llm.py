@@ -33,7 +33,7 @@ def main() -> None:
     ws = make_workspace(tmp)
 
     # gateway: mocked calls and cache hits (what a rerun costs)
-    _, t_import = timed(llm._litellm)
+    _, t_import = timed(llm.load_litellm)
     rows.append(("litellm import (once per process)", f"{t_import:.1f} s"))
     gw = llm.Gateway("gpt-4o-mini", cache_path=tmp / "c.sqlite", params={"mock_response": "12, 7"}, concurrency=4)
     batch = [[{"role": "user", "content": f"question {i}"}] for i in range(200)]
@@ -67,12 +67,12 @@ def main() -> None:
     qs = ws.read_pandas("queries", ["qid", "text"]).set_index("qid")["text"]
     msgs = [localize.messages_for(prompt, qs[q], context, 5) for q in sorted(rung.qids)[:4]]
     n_prompt = local.count_tokens(msgs[0])
-    llm._LOCAL.pop("prefix", None)
+    llm.forget_prefix()
     cold = []
     for m in msgs[:2]:
-        llm._LOCAL.pop("prefix", None)  # no reuse
+        llm.forget_prefix()  # no reuse
         cold.append(timed(lambda: llm.local_generate(m, 24))[1])
-    llm._LOCAL.pop("prefix", None)
+    llm.forget_prefix()
     timed(lambda: llm.local_generate(msgs[0], 24))
     warm = [timed(lambda: llm.local_generate(m, 24))[1] for m in msgs[1:]]
     rows.append((f"localization call, {n_prompt:,}-token prompt, no prefix reuse",

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from emb_s_core import views
+from emb_s_core.analysis import views
 from emb_s_core.figures import curves, heatmap, style
 from ui import data, state, widgets
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from emb_s_core import drilldown
+from emb_s_core.analysis import drilldown
 from ui import data, state, widgets
 
 view = widgets.analysis_view("Query drill-down")

@@ -8,7 +8,7 @@ import time
 import pandas as pd
 import streamlit as st
 
-from emb_s_core import views
+from emb_s_core.analysis import views
 from emb_s_core.figures import compare, style
 from emb_s_core.errors import EmbSError
 from ui import data, state, widgets

@@ -71,7 +71,7 @@ def scripted(monkeypatch, responder) -> dict:
     exception); litellm still builds the response, usage and cost. Returns a dict counting calls."""
     from emb_s_core import llm
 
-    litellm = llm._litellm()
+    litellm = llm.load_litellm()
     real = getattr(litellm.completion, "unscripted", litellm.completion)  # re-scripting replaces, never chains
     state = {"n": 0}
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from emb_s_core import bank, ladder, runs, views
+from emb_s_core import bank, ladder, runs
+from emb_s_core.analysis import views
 from emb_s_core.errors import EmbSError
 from emb_s_core.store import MANIFEST, Workspace
 

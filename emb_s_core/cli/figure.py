@@ -31,7 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_figure(args: argparse.Namespace) -> int:
-    from emb_s_core import export, views
+    from emb_s_core import export
+    from emb_s_core.analysis import views
     from emb_s_core.store import Workspace
 
     fig = views.figure(Workspace(args.workspace), args.kind, args.metric, run_names=_csv(args.runs) or None,

@@ -55,7 +55,7 @@ def _emit(df, fmt: str | None, out: str | None) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from emb_s_core import report
+    from emb_s_core.analysis import report
 
     ws = _open(args.workspace)
     df = report.rows(ws, runs=_split(args.runs), metric_names=_split(args.metrics), by=_split(args.by) or [],
@@ -65,7 +65,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from emb_s_core import report
+    from emb_s_core.analysis import report
 
     ws = _open(args.workspace)
     df = report.compare(ws, args.run_a, args.run_b, metric=args.metric, rungs=_split(args.rungs),

@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from emb_s_core import bank, ladder, metrics, report, runs
+from emb_s_core import bank, ladder, metrics, runs
+from emb_s_core.analysis import report
 from emb_s_core.cli import main
 from emb_s_core.errors import EmbSError
 from emb_s_core.store import Workspace

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from emb_s_core import drilldown, export, views
+from emb_s_core import export
+from emb_s_core.analysis import drilldown, views
 from emb_s_core.cli import main
 from emb_s_core.errors import EmbSError
 from emb_s_core.figures import heatmap, style

@@ -17,7 +17,7 @@ SECRET = "sk-test-DO-NOT-LEAK-4f9a8b7c6d5e"
 @pytest.fixture
 def calls(monkeypatch):
     """Counts real litellm.completion invocations; ``script`` (a list) overrides mock_response per call."""
-    litellm = llm._litellm()
+    litellm = llm.load_litellm()
     real = litellm.completion
     state = {"n": 0, "script": [], "in_flight": 0, "max_in_flight": 0, "sleep": 0.0}
     lock = threading.Lock()
@@ -47,7 +47,7 @@ def gateway(tmp_path, **kw):
 
 
 def rate_limit(text="slow down"):
-    lt = llm._litellm()
+    lt = llm.load_litellm()
     return lt.RateLimitError(text, llm_provider="openai", model="gpt-4o-mini")
 
 
@@ -82,7 +82,7 @@ def test_retries_give_up_as_error_and_nothing_cached(tmp_path, calls):
 
 
 def test_server_error_is_retried(tmp_path, calls):
-    lt = llm._litellm()
+    lt = llm.load_litellm()
     calls["script"] = [lt.InternalServerError("boom", llm_provider="openai", model="gpt-4o-mini")]
     assert gateway(tmp_path).complete(MSG).status == llm.OK
     assert calls["n"] == 2
@@ -143,7 +143,7 @@ def test_missing_key_is_named_not_valued(tmp_path, monkeypatch):
 
 def test_key_never_in_errors_or_output(tmp_path, monkeypatch, calls, capsys, caplog):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    lt = llm._litellm()
+    lt = llm.load_litellm()
     # a provider that echoes the key in its error message (it happens) ...
     auth = lt.AuthenticationError(f"Incorrect API key provided: {SECRET}", llm_provider="openai",
                                   model="gpt-4o-mini")

