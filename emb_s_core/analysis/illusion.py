@@ -1,0 +1,136 @@
+"""The needle's illusion, measured: the gap between the benign twin and the adversarial ladder, and effective scale.
+
+- **Illusion gap** (DESIGN §1): per run and rung, ``metric(benign:r) − metric(r)`` over the same queries (the twin
+  keeps the built rung's queries), with the project's paired test (``metrics.paired_test``: sign-flip randomization
+  p-value, paired bootstrap 95% interval), for SR@10, FR@10 and R@1 by default.
+- **Effective scale** (after NoLiMa's effective length): the largest scale at which a run's SR@10 stays at or above
+  ``fraction`` (0.85) × its base-scale value, domain rungs of one size pooled (each query sits on one rung per
+  size). "Stays": the scale before the first one that falls below; a run that never falls below is "≥ full". The
+  bootstrap resamples queries (paired across scales) and gives a 95% interval on the scale index.
+
+Both take the per-query frame (``metrics.per_query`` of stored results) and return frames; nothing here draws.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from emb_s_core import ladder, metrics
+from emb_s_core.errors import EmbSError
+
+GAP_METRICS = ("SR@10", "FR@10", "R@1")
+EFFECTIVE_FRACTION = 0.85
+EFFECTIVE_METRIC = "SR@10"
+BENIGN, ADVERSARIAL = "benign", "adversarial"
+GAP_COLUMNS = ["run", "rung", "metric", "benign", "adversarial", "gap", "n", "ci_low", "ci_high", "p_value",
+               "wins", "losses", "ties", "test"]
+
+
+def twin_pairs(pq: pd.DataFrame, run: str) -> list[str]:
+    """The built rungs (plain names) that ``run`` has results for on both the rung and its benign twin."""
+    have = set(pq.loc[pq["run"] == run, "rung"])
+    return [r for r in dict.fromkeys(pq.loc[pq["run"] == run, "rung"])
+            if ladder.kind_of(r) == ladder.BUILT and ladder.qualified(ladder.BENIGN, r) in have]
+
+
+def paired_rows(pq: pd.DataFrame, run: str) -> pd.DataFrame:
+    """``run``'s per-query rows on built rungs and their twins, relabelled for ``metrics.paired_test``: run =
+    "benign" / "adversarial", rung = the built rung's plain name."""
+    mine = pq[pq["run"] == run]
+    kinds = mine["rung"].map(ladder.kind_of)
+    mine = mine[kinds.isin([ladder.BUILT, ladder.BENIGN])]
+    return mine.assign(run=np.where(kinds.loc[mine.index] == ladder.BENIGN, BENIGN, ADVERSARIAL),
+                       rung=mine["rung"].map(ladder.plain_name))
+
+
+def gap(pq: pd.DataFrame, runs: Sequence[str] | None = None, metric_names: Sequence[str] = GAP_METRICS,
+        n_resamples: int = 10000, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """The illusion gap per (run, rung, metric): benign, adversarial, gap (= benign − adversarial), n, the paired
+    bootstrap interval and the randomization p-value. Runs without twin results are left out; none at all is an
+    error naming what to do."""
+    chosen = list(runs) if runs is not None else list(dict.fromkeys(pq["run"]))
+    rows = []
+    for run in chosen:
+        pairs = twin_pairs(pq, run)
+        if not pairs:
+            continue
+        rel = paired_rows(pq, run)
+        for rung in pairs:
+            for name in metric_names:
+                t = metrics.paired_test(rel, BENIGN, ADVERSARIAL, rung, name, n_resamples=n_resamples, seed=seed,
+                                        n_boot=n_boot)
+                rows.append({"run": run, "rung": rung, "metric": t["metric"], "benign": t["mean_a"],
+                             "adversarial": t["mean_b"], "gap": t["delta"], "n": t["n"], "ci_low": t["ci_low"],
+                             "ci_high": t["ci_high"], "p_value": t["p_value"], "wins": t["wins"],
+                             "losses": t["losses"], "ties": t["ties"], "test": t["test"]})
+    if not rows:
+        raise EmbSError("no run has results on both a built rung and its benign twin",
+                        fix="build the twin (`emb-s ladder build --control benign`) and evaluate on both "
+                            "(`emb-s eval -r SPEC --ladder both`).")
+    return pd.DataFrame(rows, columns=GAP_COLUMNS)
+
+
+# ------------------------------------------------------------------------------------------- effective scale
+def scale_of(rung: str) -> str:
+    """``64K/history`` → ``64K`` (domain rungs of one size pooled); shared rungs keep their name."""
+    return rung.split("/", 1)[0]
+
+
+def _first_drop(curves: np.ndarray, fraction: float) -> np.ndarray:
+    """Per row of ``curves`` (replicates × scales): index of the last scale before the first one below
+    ``fraction`` × the base (column 0); ``n_scales`` when none falls below (never drops)."""
+    below = curves[:, 1:] < fraction * curves[:, :1] - 1e-12
+    return np.where(below.any(axis=1), below.argmax(axis=1), curves.shape[1])
+
+
+def effective_scale(pq: pd.DataFrame, scales: Sequence[str], runs: Sequence[str] | None = None,
+                    fraction: float = EFFECTIVE_FRACTION, metric: str = EFFECTIVE_METRIC, by_domain: bool = False,
+                    n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Effective scale per run (and per domain with ``by_domain``) on the built ladder's ``scales`` (in order).
+
+    Columns: run, domain ("all" when pooled), base, threshold, effective (scale name, or "≥ <last>" when SR@10
+    never falls below), index (0-based scale index; len(scales) when it never drops), ci_low / ci_high (scale
+    names of the bootstrap 95% interval on the index), n (queries on every scale), values (the curve).
+    """
+    if not 0 < fraction <= 1:
+        raise EmbSError(f"the effective-scale fraction must be in (0, 1], got {fraction}", fix="pass e.g. 0.85.")
+    if len(scales) < 2:
+        raise EmbSError("effective scale needs at least two scales", fix="build a ladder with more rungs.")
+    col = metrics.metric_columns(pq, [metric])[0]
+    built = pq[pq["rung"].map(ladder.kind_of) == ladder.BUILT]
+    built = built.assign(scale=built["rung"].map(scale_of))
+    built = built[built["scale"].isin(scales)]
+    chosen = list(runs) if runs is not None else list(dict.fromkeys(built["run"]))
+    names = list(scales)
+
+    def label(i: int) -> str:
+        return f"≥ {names[-1]}" if i >= len(names) else names[i]
+
+    rows = []
+    for run in chosen:
+        mine = built[built["run"] == run]
+        wide = mine.pivot_table(index="qid", columns="scale", values=col, aggfunc="first").reindex(columns=names)
+        wide = wide.dropna()
+        groups = [("all", wide)]
+        if by_domain:
+            dom = mine.drop_duplicates("qid").set_index("qid")["domain"]
+            groups += [(d, wide[dom.reindex(wide.index).to_numpy() == d]) for d in sorted(dom.dropna().unique())]
+        for domain, w in groups:
+            m = w.to_numpy(np.float64)
+            if len(m) == 0:
+                continue
+            curve = m.mean(axis=0)
+            idx = int(_first_drop(curve[None, :], fraction)[0])
+            rng = np.random.default_rng([seed, len(m)])
+            boot = np.concatenate([m[rng.integers(0, len(m), size=(min(256, n_boot - s), len(m)))].mean(axis=1)
+                                   for s in range(0, n_boot, 256)]) if n_boot else np.empty((0, len(names)))
+            bidx = _first_drop(boot, fraction) if len(boot) else np.array([idx])
+            lo, hi = (int(v) for v in np.quantile(bidx, [0.025, 0.975], method="inverted_cdf"))
+            rows.append({"run": run, "domain": domain, "base": float(curve[0]),
+                         "threshold": float(fraction * curve[0]), "effective": label(idx), "index": idx,
+                         "ci_low": label(lo), "ci_high": label(hi), "n": len(m),
+                         "values": [float(v) for v in curve]})
+    return pd.DataFrame(rows, columns=["run", "domain", "base", "threshold", "effective", "index", "ci_low",
+                                       "ci_high", "n", "values"])
