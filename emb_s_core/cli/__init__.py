@@ -11,7 +11,7 @@ import sys
 
 from emb_s_core.errors import EmbSError
 
-GROUPS = ["bank", "ladder", "demo", "eval", "runs", "report", "use", "figure", "collide", "domains"]
+GROUPS = ["bank", "ladder", "demo", "eval", "runs", "report", "use", "figure", "collide", "domains", "explain"]
 
 
 def build_parser() -> argparse.ArgumentParser:
