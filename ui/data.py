@@ -150,3 +150,29 @@ def source_mixing(path: str, v: int, k: int = 10) -> pd.DataFrame:
 
 def columns_in_order(lad: ladder.Ladder | None, pq: pd.DataFrame, x: str) -> list[str]:
     return views.columns(lad, pq, x)
+
+
+@st.cache_resource(max_entries=64, show_spinner="Aggregating with bootstrap intervals…")
+def illusion_overview(path: str, v: int, x: str, metric: str, run_names: tuple[str, ...], domains: tuple[str, ...],
+                      tasks: tuple[str, ...], sources: str, twin: bool) -> dict:
+    """``analysis.illusion.overview``: the Overview's inputs with benign-twin rows and effective scale; cached."""
+    from emb_s_core.analysis import illusion
+
+    return illusion.overview(filtered(path, v, domains, tasks, sources), get_ladder(path, v), metric, x,
+                             list(run_names), twin=twin)
+
+
+@st.cache_resource(max_entries=32, show_spinner="Paired tests, benign twin against the adversarial ladder…")
+def illusion_gap(path: str, v: int, run_names: tuple[str, ...], metric: str, domains: tuple[str, ...],
+                 tasks: tuple[str, ...], sources: str) -> pd.DataFrame:
+    from emb_s_core.analysis import illusion
+
+    return illusion.gap_or_empty(filtered(path, v, domains, tasks, sources), list(run_names), metric)
+
+
+@st.cache_data(max_entries=64, show_spinner="Attributing the displaced gold documents…")
+def explain_cell(path: str, v: int, run: str, rung_from: str, rung_to: str, k: int) -> dict:
+    """``analysis.explain.explain`` for one cell (the Explain page)."""
+    from emb_s_core.analysis import explain
+
+    return explain.explain(_ws(path, v), run, rung_from, rung_to, k)

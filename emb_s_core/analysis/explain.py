@@ -50,7 +50,7 @@ def displacements(ws: Workspace, run: str, rung_from: str, rung_to: str, k: int 
     """One row per displaced query: qid, domain, lost (gold ids that left the top-K), displacers (doc ids, in r′
     rank order), causes (one per displacer), gold_ranks_to (rank of each lost gold on r′ within the stored list, 0
     when beyond it)."""
-    small, big = _check(ws, run, rung_from, rung_to, k)
+    small, _ = _check(ws, run, rung_from, rung_to, k)
     res = runs.load_results(ws, runs=[run], rungs=[rung_from, rung_to])
     res = res[res["status"].fillna(runs.OK) == runs.OK]
     if not (res["rung"] == rung_from).any() or not (res["rung"] == rung_to).any():
@@ -110,3 +110,9 @@ def explain(ws: Workspace, run: str, rung_from: str, rung_to: str, k: int = DEFA
     shared = runs.load_results(ws, runs=[run], rungs=[rung_from, rung_to]).groupby("qid").size()
     return {"run": run, "from": rung_from, "to": rung_to, "k": k, "queries": int((shared == 2).sum()),
             "displaced": displaced, "breakdown": breakdown(displaced)}
+
+
+def larger_rungs(lad: ladder.Ladder, rung: str) -> list[str]:
+    """The rungs of ``lad`` that contain ``rung`` (what it can be compared with), in ladder order."""
+    small = set(lad.rung(rung).doc_ids.tolist())
+    return [r.name for r in lad.rungs if r.name != rung and small <= set(r.doc_ids.tolist())]

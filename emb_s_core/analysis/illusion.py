@@ -134,3 +134,62 @@ def effective_scale(pq: pd.DataFrame, scales: Sequence[str], runs: Sequence[str]
                          "values": [float(v) for v in curve]})
     return pd.DataFrame(rows, columns=["run", "domain", "base", "threshold", "effective", "index", "ci_low",
                                        "ci_high", "n", "values"])
+
+
+# ------------------------------------------------------------------------------------------- views
+TWIN_SUFFIX = " · benign"
+
+
+def twin_label(run: str) -> str:
+    """The Overview row / curve name of ``run`` on the benign twin."""
+    return f"{run}{TWIN_SUFFIX}"
+
+
+def with_twin_rows(pq: pd.DataFrame, run_names: Sequence[str]) -> tuple[pd.DataFrame, list[str], dict[str, str]]:
+    """The per-query rows of the built ladder plus, for each run with twin results, its twin rows relabelled as
+    run ``"<run> · benign"`` on the built rung names (so the heatmap and curves place them in the same columns).
+
+    Returns (rows, row names in display order: each run followed by its twin, twin label → run).
+    """
+    kinds = pq["rung"].map(ladder.kind_of) if len(pq) else pd.Series([], dtype=object)
+    built = pq[(kinds == ladder.BUILT).to_numpy()]
+    benign = pq[(kinds == ladder.BENIGN).to_numpy() & pq["run"].isin(list(run_names)).to_numpy()]
+    twins = {twin_label(r): r for r in run_names if (benign["run"] == r).any()}
+    if len(benign):
+        plain = benign["rung"].map(ladder.plain_name)
+        benign = benign.assign(run=benign["run"].map(twin_label), rung=plain, scale=plain.map(scale_of))
+    names = [n for r in run_names for n in ([r, twin_label(r)] if twin_label(r) in twins else [r])]
+    return pd.concat([built, benign], ignore_index=True), names, twins
+
+
+def effective_for_ladder(pq: pd.DataFrame, lad: ladder.Ladder, runs: Sequence[str] | None = None,
+                         fraction: float = EFFECTIVE_FRACTION, by_domain: bool = False, n_boot: int = 1000
+                         ) -> pd.DataFrame:
+    """:func:`effective_scale` on the scales of the built ladder ``lad`` (what the report and Overview show)."""
+    scales = list(dict.fromkeys(scale_of(r.name) for r in lad.rungs if r.ladder == ladder.BUILT))
+    return effective_scale(pq, scales, runs=runs, fraction=fraction, by_domain=by_domain, n_boot=n_boot)
+
+
+def overview(pq: pd.DataFrame, lad: ladder.Ladder | None, metric: str, x: str, run_names: Sequence[str],
+             twin: bool = True) -> dict:
+    """The Overview's inputs with the benign twin beside each run: aggregate, cell states, columns, row names,
+    twins (row → run), the effective scale per run (SR@10) and its threshold line per run for the curves."""
+    from emb_s_core.analysis import views
+
+    rows, names, twins = with_twin_rows(pq, run_names) if twin else (pq, list(run_names), {})
+    agg, states, cols = views.overview(rows, lad, metric, x, names)
+    eff = pd.DataFrame(columns=["run", "effective", "ci_low", "ci_high", "base", "threshold", "n"])
+    if lad is not None and len(pq):
+        try:
+            eff = effective_for_ladder(pq, lad, runs=list(run_names))
+        except EmbSError:  # fewer than two scales: no effective scale to show
+            pass
+    return {"agg": agg, "states": states, "columns": cols, "rows": names, "twins": twins, "effective": eff}
+
+
+def gap_or_empty(pq: pd.DataFrame, runs: Sequence[str], metric: str) -> pd.DataFrame:
+    """:func:`gap` for one metric, or an empty frame when no run has twin results (the page then says so)."""
+    try:
+        return gap(pq, runs=runs, metric_names=[metric], n_resamples=2000, n_boot=1000)
+    except EmbSError:
+        return pd.DataFrame(columns=GAP_COLUMNS)
