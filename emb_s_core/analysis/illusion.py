@@ -193,3 +193,16 @@ def gap_or_empty(pq: pd.DataFrame, runs: Sequence[str], metric: str) -> pd.DataF
         return gap(pq, runs=runs, metric_names=[metric], n_resamples=2000, n_boot=1000)
     except EmbSError:
         return pd.DataFrame(columns=GAP_COLUMNS)
+
+
+def report(ws, runs: Sequence[str] | None = None, fraction: float = EFFECTIVE_FRACTION, by_domain: bool = False,
+           n_resamples: int = 10000, n_boot: int = 1000, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """What ``emb-s report --illusion`` prints: (the illusion gap table, the effective-scale table) of ``ws``."""
+    pq = metrics.workspace_per_query(ws, list(runs) if runs is not None else None)
+    if pq.empty:
+        raise EmbSError("no results in the workspace", where=str(ws.path),
+                        fix="evaluate a retriever first (`emb-s eval -r bm25 --ladder both`).")
+    gaps = gap(pq, runs=runs, n_resamples=n_resamples, n_boot=n_boot, seed=seed)
+    eff = effective_for_ladder(pq, ladder.load(ws, allow_stale=True), runs=runs, fraction=fraction,
+                               by_domain=by_domain, n_boot=n_boot)
+    return gaps, eff

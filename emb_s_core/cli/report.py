@@ -19,6 +19,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates (0: no intervals)")
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--out", default=None, metavar="FILE", help="write to FILE (.csv .json .md .tex) instead of stdout")
+    r.add_argument("--illusion", action="store_true",
+                   help="print the illusion gap (benign twin − adversarial ladder: SR@10, FR@10, R@1 with paired "
+                        "interval and p) and the effective scale per run and domain instead of the score table")
+    r.add_argument("--fraction", type=float, default=0.85,
+                   help="--illusion: effective scale keeps SR@10 >= FRACTION x its base value (default 0.85)")
     r.set_defaults(func=cmd_report)
     c = sub.add_parser("compare", help="paired test of two runs on every rung both have")
     add_workspace(c)
@@ -58,9 +63,31 @@ def cmd_report(args: argparse.Namespace) -> int:
     from emb_s_core.analysis import report
 
     ws = _open(args.workspace)
+    if args.illusion:
+        return _illusion(ws, args)
     df = report.rows(ws, runs=_split(args.runs), metric_names=_split(args.metrics), by=_split(args.by) or [],
                      n_boot=args.n_boot, seed=args.seed)
     _emit(df, args.format, args.out)
+    return 0
+
+
+def _illusion(ws, args: argparse.Namespace) -> int:
+    from emb_s_core.analysis import illusion
+
+    gaps, eff = illusion.report(ws, runs=_split(args.runs), fraction=args.fraction, by_domain=True,
+                                n_boot=args.n_boot or 1000, seed=args.seed)
+    eff = eff.drop(columns=["values"])
+    if args.format == "json":
+        from emb_s_core.cli.common import print_json
+
+        print_json({"gap": gaps.to_dict("records"), "effective_scale": eff.to_dict("records")})
+        return 0
+    print("illusion gap = benign twin − adversarial ladder, same queries (paired bootstrap 95% interval, p)")
+    _emit(gaps.drop(columns=["test"]), args.format, None)
+    print()
+    print(f"effective scale: largest scale whose SR@10 stays >= {args.fraction} x its base value "
+          "(domain rungs pooled; '≥ full' = never falls below)")
+    _emit(eff, args.format, None)
     return 0
 
 

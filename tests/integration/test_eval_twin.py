@@ -79,3 +79,24 @@ def test_cli_eval_both_and_errors(ws, tmp_path_factory, tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "no benign ladder yet" in err
     assert bare.version == version
+
+
+def test_report_illusion_prints_the_gap_and_effective_scale(ws, capsys):
+    import json
+
+    evaluate.evaluate(ws, "bm25", name="bm25", k=5, ladder="both")
+    assert main(["report", "--workspace", str(ws.path), "--illusion", "--format", "json", "--n-boot", "200"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    rungs = {r["rung"] for r in out["gap"]}
+    assert rungs == set(ladder.load(ws).names) and {r["metric"] for r in out["gap"]} == {"SR@10", "FR@10", "R@1"}
+    assert all(abs(r["gap"] - (r["benign"] - r["adversarial"])) < 1e-12 for r in out["gap"] if r["n"])
+    assert {r["domain"] for r in out["effective_scale"]} >= {"all", "law"}
+    assert main(["report", "--workspace", str(ws.path), "--illusion"]) == 0
+    assert "illusion gap = benign twin − adversarial ladder" in capsys.readouterr().out
+
+
+def test_report_illusion_without_twin_results(tmp_path_factory, tmp_path, capsys):
+    bare = copy_workspace(template(tmp_path_factory), tmp_path / "bare")
+    evaluate.evaluate(bare, "bm25", name="bm25", k=5)
+    assert main(["report", "--workspace", str(bare.path), "--illusion"]) == 2
+    assert "--ladder both" in capsys.readouterr().err
