@@ -1,6 +1,6 @@
 """Dashboard render time from a warm cache: 1,000 queries × 12 rungs × 6 runs (issue 5: under 1 s per page).
 
-Builds a synthetic workspace (tests/ui/dashboard_factory.py: real import, real ladder, word-overlap runs), then runs
+Builds a synthetic workspace (testkit/dashboard_factory.py: real import, real ladder, word-overlap runs), then runs
 every page with Streamlit's AppTest: once cold (fills the caches), then ``--repeat`` warm runs in the same process,
 as a second visitor or a widget change would. Prints a Markdown table; ``--append`` adds it to bench/RESULTS.md.
 
@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO), str(REPO / "tests" / "ui")]
+sys.path[:0] = [str(REPO)]
 
 PAGES = [  # page, URL parameters
     ("1_Home.py", {}),
@@ -78,7 +78,7 @@ def main() -> None:
     args = ap.parse_args()
     import os
 
-    from dashboard_factory import build_workspace
+    from testkit.dashboard_factory import build_workspace
 
     from emb_s_core import ladder, runs
     from emb_s_core.store import Workspace
@@ -116,7 +116,7 @@ def main() -> None:
     lines = [
         f"\n## Dashboard render time (`bench/bench_dashboard.py`, branch dashboard, {time.strftime('%Y-%m-%d')})\n",
         f"Machine: 2-core VM, 24 GB RAM, no GPU; Python {platform.python_version()}, streamlit AppTest; emb_s_core.metrics.",
-        f"Workspace: {shape}; synthetic bank (tests/ui/dashboard_factory.py, base rung 32K)"
+        f"Workspace: {shape}; synthetic bank (testkit/dashboard_factory.py, base rung 32K)"
         + (f", built in {build_s:.0f} s." if not args.workspace else "."),
         "Cold = first run in a fresh process (fills the caches: results, per-query metrics, bootstrap "
         "aggregates); warm = the same page again in that process (median and max of "

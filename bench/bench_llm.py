@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from emb_s_core import ladder, llm, localize, protocol  # noqa: E402
-from tests.use_bank import make_workspace  # noqa: E402
+from testkit.use_bank import make_workspace  # noqa: E402
 
 
 def timed(fn):

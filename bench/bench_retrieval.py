@@ -109,7 +109,7 @@ def synthetic_100k(root: Path, n_docs: int, seed: int = 0) -> Workspace:
     """n_docs documents made from the shared datasets' real paragraphs (each reused with its sentences shuffled,
     10% of words dropped and a numeric tag), plus the datasets' real questions as queries."""
     from emb_s_core.retrievers.base import documents as docs_of
-    from tests.conftest import write_jsonl
+    from testkit import write_jsonl
 
     path = root / f"bm25-{n_docs}"
     if (path / "workspace.json").exists():

@@ -75,12 +75,42 @@ def fill(ws: Workspace, top_n: int) -> pd.DataFrame:
     return out
 
 
+def gap(ws: Workspace, specs: list[str]) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """Evaluate ``specs`` on the built ladder and its twin (the twin built after the runs, so dense runs' cached
+    vectors are references), then the SR@10 gap per rung and effective scale on both ladders."""
+    from emb_s_core import evaluate
+    from emb_s_core.analysis import illusion, views
+
+    times = {}
+    k = min(100, min(r.n_documents for r in ladder.load(ws).rungs))
+    for spec in specs:
+        t = time.perf_counter()
+        evaluate.evaluate(ws, spec, name=spec, k=k)
+        times[f"{spec} built"] = time.perf_counter() - t
+    if not ladder.exists(ws, ladder.BENIGN) or ladder.stale_reason(ws, ladder.BENIGN):
+        twin.build(ws)
+    benign = [r.name for r in ladder.load(ws, kind=ladder.BENIGN).rungs if r.n_documents >= k]
+    for spec in specs:
+        t = time.perf_counter()
+        evaluate.evaluate(ws, spec, name=spec, k=k, ladder=ladder.BENIGN, rungs=benign)
+        times[f"{spec} benign"] = time.perf_counter() - t
+    pq = views.per_query(ws, specs)
+    gaps = illusion.gap(pq, runs=specs, metric_names=["SR@10"], n_resamples=10000, n_boot=1000)
+    lad = ladder.load(ws)
+    eff = illusion.effective_for_ladder(pq, lad, runs=specs)
+    twin_pq = illusion.with_twin_rows(pq, specs)[0]
+    twin_only = twin_pq[twin_pq["run"].str.endswith(illusion.TWIN_SUFFIX)]
+    eff_twin = illusion.effective_for_ladder(twin_only, lad)
+    return gaps, pd.concat([eff, eff_twin], ignore_index=True), times
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("mode", choices=["fill", "gap"])
     p.add_argument("--keep", type=Path, default=None)
     p.add_argument("--top-n", type=int, default=twin.DEFAULT_TOP_N)
     p.add_argument("--only", default=None, help="comma-separated workspace names (demo, hotpotqa, ...)")
+    p.add_argument("--specs", default="bm25", help="gap: comma-separated retrievers (default bm25)")
     args = p.parse_args()
     root = args.keep or Path(tempfile.mkdtemp(prefix="bench-twin-"))
     print(f"workspaces in {root}; load: {os.getloadavg()}")
@@ -92,6 +122,14 @@ def main() -> None:
             print(f"\n## {name}: {table.attrs['near']:,} near and {table.attrs['irrelevant']:,} irrelevant "
                   f"documents; twin built in {table.attrs['seconds']:.1f} s")
             print(table.to_markdown(index=False))
+        else:
+            gaps, eff, times = gap(ws, args.specs.split(","))
+            print(f"\n## {name}: seconds {', '.join(f'{k} {v:.1f}' for k, v in times.items())}; "
+                  f"load {os.getloadavg()[0]:.1f}")
+            cols = ["run", "rung", "adversarial", "benign", "gap", "ci_low", "ci_high", "p_value", "n"]
+            print(gaps[cols].round(3).to_markdown(index=False))
+            print()
+            print(eff.drop(columns=["values"]).round(3).to_markdown(index=False))
 
 
 if __name__ == "__main__":

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -111,7 +113,7 @@ def add_bank(ws: Workspace, bank: Bank, *, fmt: str, path: str | Path, sha256: s
             "answer_aliases": [q.answer_aliases for q in bank.queries],
             "ref_ids": [[i + offset for i in q.ref_ids] for q in bank.queries],
             "hard_negative_ids": [[i + offset for i in q.hard_negative_ids] for q in bank.queries],
-            "domain": [q.domain or _majority([domain_of[i + offset] for i in q.ref_ids]) for q in bank.queries],
+            "domain": [q.domain or majority_domain([domain_of[i + offset] for i in q.ref_ids]) for q in bank.queries],
             "task_type": [q.task_type or ("multi-source" if len(q.ref_ids) > 1 else "single-source")
                           for q in bank.queries],
             "source": [q.source or bank.source for q in bank.queries],
@@ -149,12 +151,23 @@ def import_path(ws: Workspace | str | Path, fmt: str, path: str | Path, *, sourc
 
     path = Path(path)
     bank = read_bank(fmt, path, source, domain)
+    created: Path | None = None
     if not isinstance(ws, Workspace):
-        ws = Workspace(ws, create=True)
-    return add_bank(ws, bank, fmt=fmt, path=path, sha256=sha256_of(path), progress=progress)
+        target = Path(ws).expanduser().absolute()
+        missing = [p for p in (target, *target.parents) if not p.exists()]
+        created = missing[-1] if missing else None  # the topmost folder this import creates
+        ws = Workspace(target, create=True)
+    try:
+        return add_bank(ws, bank, fmt=fmt, path=path, sha256=sha256_of(path), progress=progress)
+    except BaseException:
+        if created is not None and ws.version == 0:  # an import into a new path leaves nothing behind
+            shutil.rmtree(created, ignore_errors=True)
+        raise
 
 
-def _majority(values: list[str]) -> str:
+def majority_domain(values: list[str]) -> str:
+    """The most common domain of a query's gold documents (ties: the first in sorted order); the unknown domain for
+    none. How a query without a domain gets one, on import and after relabeling."""
     return pd.Series(values).mode().iloc[0] if values else UNKNOWN_DOMAIN
 
 
@@ -238,3 +251,15 @@ def token_counts(ws: Workspace, encoding: str | None = None, progress: bool = Fa
         known.update(zip(todo["content_hash"], counts))
     return pd.Series(docs["content_hash"].map(known).to_numpy(np.int64), index=docs["doc_id"].to_numpy(),
                      name="n_tokens")
+
+
+def documents_by_id(ws: Workspace, doc_ids: Iterable[int],
+                    columns: Sequence[str] = ("doc_id", "title", "text", "source", "domain")) -> dict[int, dict]:
+    """The named documents as ``{doc_id: {column: value}}`` (ids not in the bank are simply absent): one filtered
+    read, for pages that show a few documents' texts."""
+    ids = sorted({int(d) for d in doc_ids})
+    if not ids:
+        return {}
+    cols = list(dict.fromkeys(["doc_id", *columns]))
+    df = ws.read_pandas("documents", cols, where="doc_id IN (" + ", ".join(map(str, ids)) + ")")
+    return {int(r["doc_id"]): r for r in df.to_dict("records")}

@@ -26,15 +26,13 @@ import pyarrow as pa
 
 from emb_s_core import bank
 from emb_s_core.errors import EmbSError
-from emb_s_core.schema import QUERY_SCHEMA, render_document
+from emb_s_core.schema import OK, QUERY_SCHEMA, UNPARSEABLE, render_document
 from emb_s_core.store import Workspace
 
 CONFLICT = "Conflict"
 HARD_NEGATIVE = "Hard Negative"
 FALSE_NEGATIVE = "False Negative"
 LABELS = (CONFLICT, HARD_NEGATIVE, FALSE_NEGATIVE)
-OK = "ok"
-UNPARSEABLE = "unparseable"
 TABLE = "collisions"
 RETIRED = "retired_queries"
 DEFAULT_EMBEDDER = "dense:minilm-l6"
@@ -115,10 +113,10 @@ def parse_verdict(reply: str | None) -> tuple[str | None, str]:
 def dense_retriever(spec: str):
     """The retrieval branch's dense retriever for ``spec`` (its embedder and cached vectors)."""
     from emb_s_core import retrievers
-    from emb_s_core.retrievers.dense import Dense
+    from emb_s_core.retrievers.base import EMBEDDINGS
 
     retriever = retrievers.get(spec)
-    if not isinstance(retriever, Dense):
+    if not retriever.can(EMBEDDINGS):
         raise EmbSError(f"collision testing needs a dense embedder, got {spec!r}",
                         fix="pass --embedder dense:minilm-l6, dense:minilm-l3, dense:<folder> or dense:litellm/<model>.")
     retriever.check()

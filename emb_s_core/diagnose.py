@@ -21,6 +21,7 @@ import pandas as pd
 
 from emb_s_core import bank, judge as judge_mod, metrics, qa, runs
 from emb_s_core.errors import EmbSError
+from emb_s_core.schema import OK
 from emb_s_core.store import Workspace
 
 ACCESSED_GOOD = "accessed_good"
@@ -58,7 +59,7 @@ def quadrants(ws: Workspace, access_run: str, qa_run: str, judge: str = judge_mo
     if rungs:
         answers = answers[answers["rung"].isin(rungs)]
     scored = judge_mod.scores(ws, qa_run, judge)
-    if scored.empty and not answers.empty and (answers["qa_status"] == "ok").any():
+    if scored.empty and not answers.empty and (answers["qa_status"] == OK).any():
         raise EmbSError(f"judge {judge!r} has not judged QA run {qa_run!r}",
                         fix=f"run `emb-s judge --qa-run {qa_run!r} --judge ...` first.")
     queries = bank.queries(ws)
@@ -91,7 +92,7 @@ def quadrants(ws: Workspace, access_run: str, qa_run: str, judge: str = judge_mo
         list(QUADRANTS), default="")
     df["quadrant"] = pd.Series(quadrant, index=df.index).replace("", None)
     df["reason"] = np.select(
-        [df["qa_status"].ne("ok").to_numpy(), ~has_access, ~has_score],
+        [df["qa_status"].ne(OK).to_numpy(), ~has_access, ~has_score],
         ["answer: " + df["qa_status"].astype(str), "access: " + df["access_status"].fillna("missing").astype(str),
          "not judged"], default="")
     df["reason"] = df["reason"].replace("", None)

@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from emb_s_core import bank
 from emb_s_core.errors import EmbSError
-from emb_s_core.schema import DOCUMENT_SCHEMA, QUERY_SCHEMA, render_document
+from emb_s_core.schema import DOCUMENT_SCHEMA, OK, QUERY_SCHEMA, UNPARSEABLE, render_document
 from emb_s_core.store import Workspace
 
 MAX_DOMAINS = 8
@@ -140,9 +140,9 @@ def by_llm(ws: Workspace, gateway, descriptions: dict[str, str], prompt_version:
             batch.append([{"role": "user", "content": prompt.render(domains=listing, document=body,
                                                                      names=", ".join(names))}])
         for doc_id, res in zip(part["doc_id"], gateway.complete_many(batch, salts=[prompt.version] * len(batch))):
-            label = parse_domain(res.text, names) if res.status == "ok" else None
+            label = parse_domain(res.text, names) if res.status == OK else None
             rows.append({"doc_id": int(doc_id), "domain": label, "reply": res.text,
-                         "status": res.status if res.status != "ok" else ("ok" if label else "unparseable")})
+                         "status": res.status if res.status != OK else (OK if label else UNPARSEABLE)})
         if progress:
             progress(f"labeling documents ({gateway.model})", min(1.0, (start + len(part)) / len(docs)))
     return pd.DataFrame(rows, columns=["doc_id", "domain", "reply", "status"])
@@ -150,7 +150,7 @@ def by_llm(ws: Workspace, gateway, descriptions: dict[str, str], prompt_version:
 
 def query_domains(queries: pd.DataFrame, doc_domain: pd.Series) -> pd.Series:
     """Each query's domain: the majority of its gold documents' domains (ties: alphabetical first)."""
-    return pd.Series([bank._majority([doc_domain[int(i)] for i in refs]) for refs in queries["ref_ids"]],
+    return pd.Series([bank.majority_domain([doc_domain[int(i)] for i in refs]) for refs in queries["ref_ids"]],
                      index=queries.index, name="domain")
 
 

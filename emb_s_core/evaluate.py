@@ -34,8 +34,7 @@ def default_name(spec: str, k: int = DEFAULT_K, chunk_size: int | None = None) -
 
 def _checked_retriever(spec: str, options: dict[str, Any]) -> retrievers.Retriever:
     r = retrievers.get(spec, **options)
-    if hasattr(r, "check"):
-        r.check()  # load models now: a missing one fails before anything is written
+    r.check()  # load models now: a missing one fails before anything is written
     return r
 
 
@@ -92,12 +91,22 @@ def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT
         raise EmbSError(f"k={k} is larger than rung {small[0].name}'s {small[0].n_documents} documents",
                         fix=f"pass --k {min(r.n_documents for r in small)} or less, or leave out the smallest rungs "
                             "with --rungs.")
-    if hasattr(retriever, "check"):
-        retriever.check()  # load models now: a missing one fails before anything is written
+    retriever.check()  # load models now: a missing one fails before anything is written
     name = name or default_name(spec, k, options.get("chunk_size"))
+    hashes = {r.name: r.membership_hash for r in lad.rungs}
+    with ws.writer():  # one writer per workspace: a second eval of this run waits here, then resumes it
+        return _run(ws, retriever, name, spec, hashes, ladder_kinds(ladder), selected, k, progress, batch_size)
+
+
+def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, spec: str, hashes: dict[str, str],
+         kinds: tuple[str, ...], selected: list, k: int, progress: Progress | None, batch_size: int) -> str:
+    """The run itself, under the writer lock: what is finished is read after the lock is held."""
+    if {r.name: r.membership_hash for r in ladder_mod.load(ws, kind=kinds).rungs} != hashes:
+        raise EmbSError("the ladder was rebuilt while this eval waited for the writer lock",
+                        fix="run the eval again: it will use the new ladder.")
     existing = runs.get_run(ws, name)
     config = {"spec": spec, "retriever": retriever.config(), "k": k,
-              "ladder": _ladder_identity(existing, name, {r.name: r.membership_hash for r in lad.rungs})}
+              "ladder": _ladder_identity(existing, name, hashes)}
     if existing is not None and existing["config"].get("ladder") != config["ladder"] and \
             {**existing["config"], "ladder": config["ladder"]} == config:
         runs.update_config(ws, name, config)  # the same run, now also on another ladder kind

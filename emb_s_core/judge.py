@@ -25,10 +25,10 @@ import pyarrow as pa
 
 from emb_s_core import llm, protocol, qa
 from emb_s_core.errors import EmbSError
+from emb_s_core.schema import UNPARSEABLE
 from emb_s_core.store import Workspace
 
 REFERENCE = "reference"
-UNPARSEABLE = "unparseable"
 JUDGMENTS_SCHEMA = pa.schema([
     pa.field("judge", pa.string(), nullable=False), pa.field("qa_run", pa.string(), nullable=False),
     pa.field("rung", pa.string(), nullable=False), pa.field("qid", pa.string(), nullable=False),
@@ -106,7 +106,7 @@ def judge(ws: Workspace, qa_run: str, judge: str = REFERENCE, gateway: llm.Gatew
 
     Resumable: finished (rung, qid, repeat) cells are skipped; error cells are retried.
     """
-    todo = _todo(ws, qa_run, judge, repeats, rungs, limit)
+    todo = pending(ws, qa_run, judge, repeats, rungs, limit)
     name = judge_name(judge)
     if judge != REFERENCE:
         if gateway is None:
@@ -141,8 +141,9 @@ def judge(ws: Workspace, qa_run: str, judge: str = REFERENCE, gateway: llm.Gatew
     return name
 
 
-def _todo(ws: Workspace, qa_run: str, judge: str, repeats: int, rungs: list[str] | None,
-          limit: int | None) -> pd.DataFrame:
+def pending(ws: Workspace, qa_run: str, judge: str, repeats: int, rungs: list[str] | None,
+            limit: int | None) -> pd.DataFrame:
+    """The (answer, repeat) cells ``judge`` has still to score: what a run would send (the CLI's estimate uses it)."""
     if repeats < 1:
         raise EmbSError(f"--repeats must be ≥ 1, got {repeats}", fix="pass --repeats 1 or more.")
     if qa.get_qa_run(ws, qa_run) is None:

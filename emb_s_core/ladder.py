@@ -464,7 +464,7 @@ def load(ws: Workspace, allow_stale: bool = False, kind: str | tuple[str, ...] |
             what = "ladder" if k == BUILT else f"{k} ladder"
             raise EmbSError(f"the workspace {ws.path} has no {what} yet",
                             fix="run `emb-s ladder build --workspace DIR` first." if k == BUILT else
-                            f"build it first (`emb-s ladder build --help` lists the ladder kinds); it holds: "
+                            f"build it first (`emb-s ladder build` and its options build each kind); it holds: "
                             f"{', '.join(held) or 'none'}.")
         stale = None if allow_stale else stale_reason(ws, k)
         if stale:

@@ -24,26 +24,101 @@ percentile interval; two systems on one rung are compared with a paired test ove
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from emb_s_core.errors import EmbSError
+from emb_s_core.schema import DOES_NOT_FIT, ERROR, OK
 
-if TYPE_CHECKING:  # pragma: no cover
-    from emb_s_core.store import Workspace
-
-KS: tuple[int, ...] = (1, 5, 10, 20, 50, 100)
-METRIC_NAMES = ("R@1", "SR@K", "FR@K", "MRR", "nDCG@10", "HN-intrusion")
-OK = "ok"  # same value as runs.OK; kept here so metrics does not import the store layer
 _PAD = np.iinfo(np.int64).min  # never a doc id: pads ragged id lists into matrices
 _EXACT_MAX = 24  # at most 2^24 sign vectors are enumerated for an exact p-value
 _ROWS = 16384  # result rows scored at once by per_query
 _BLOCK = 4096  # rows per block for the (rows × gold × list) comparison: bounds memory at ~40 MB
 _QUERY_COLUMNS = ("domain", "task_type", "source")
-_HN_COLUMN = "hn_intrusion"
+
+
+# ------------------------------------------------------------------------------------------- catalogue
+KS: tuple[int, ...] = (1, 5, 10, 20, 50, 100)  # the cut-offs every SR@K / FR@K column is computed for
+HN_INTRUSION = "HN-intrusion"
+_HN_COLUMN = "hn_intrusion"  # the per-query column (the results contract names it so)
+
+
+@dataclass(frozen=True)
+class Family:
+    """One metric family of the module docstring: its name, whether it has a cut-off K, and how to read it."""
+
+    name: str  # "SR@K", "R@1", ...
+    label: str  # axis title; ``{k}`` is replaced by the cut-off
+    higher_is_better: bool
+    population: str  # which queries define it (the others are NaN and left out of ``n``)
+
+    @property
+    def has_k(self) -> bool:
+        return self.name.endswith("@K")
+
+
+FAMILIES: tuple[Family, ...] = (
+    Family("SR@K", "SR@{k} (share of gold found in top-{k})", True, "all queries"),
+    Family("FR@K", "FR@{k} (all gold in top-{k}, multi-source)", True, "multi-source queries"),
+    Family("R@1", "R@1 (single-source queries)", True, "single-source queries"),
+    Family("MRR", "MRR", True, "all queries"),
+    Family("nDCG@10", "nDCG@10", True, "all queries"),
+    Family(HN_INTRUSION, "hard-negative intrusion rate", False, "queries with a hard negative"),
+)
+FAMILY_NAMES: tuple[str, ...] = tuple(f.name for f in FAMILIES)
+_BY_NAME = {f.name: f for f in FAMILIES}
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric as the CLI and the dashboard name it (``SR@10``), resolved against the catalogue."""
+
+    name: str  # display name: "SR@10", "HN-intrusion"
+    family: Family
+    k: int | None  # the cut-off of SR@K / FR@K; None for the others
+
+    @property
+    def column(self) -> str:
+        """The per-query column that holds it (``hn_intrusion`` for HN-intrusion)."""
+        return _HN_COLUMN if self.name == HN_INTRUSION else self.name
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.family.higher_is_better
+
+    @property
+    def label(self) -> str:
+        return self.family.label.format(k=self.k)
+
+
+def metric_name(family: str, k: int | str | None = None) -> str:
+    """``SR@K`` + 10 → ``SR@10``; families without a cut-off keep their name."""
+    return family.replace("@K", f"@{k}") if family.endswith("@K") else family
+
+
+def metric(name: str) -> Metric:
+    """Resolve ``SR@10``, ``FR@5``, ``R@1``, ``MRR``, ``nDCG@10``, ``HN-intrusion`` (or the column ``hn_intrusion``);
+    EmbSError naming the valid names otherwise."""
+    name = str(name).strip()
+    if name == _HN_COLUMN:
+        name = HN_INTRUSION
+    if name in _BY_NAME and not _BY_NAME[name].has_k:
+        return Metric(name, _BY_NAME[name], None)
+    fam, _, k = name.partition("@")
+    family = _BY_NAME.get(f"{fam}@K")
+    if family is not None and k.isdigit() and int(k) in KS:
+        return Metric(name, family, int(k))
+    raise EmbSError(f"unknown metric {name!r}",
+                    fix=f"use SR@K or FR@K with K in {', '.join(map(str, KS))}, or R@1, MRR, nDCG@10, HN-intrusion.")
+
+
+def metric_names() -> list[str]:
+    """Every metric name the per-query table has, in catalogue order (SR@1 … SR@100, FR@1 …, R@1, …)."""
+    return [metric_name(f.name, k) for f in FAMILIES for k in (KS if f.has_k else (None,))]
 
 
 # ------------------------------------------------------------------------------------------- per query
@@ -194,7 +269,7 @@ def metric_columns(per_query_df: pd.DataFrame, metrics: Iterable[str] | None = N
         name = name.strip()
         if name.endswith("@K"):
             found = [c for c in cols if c.startswith(name[:-1]) and c[len(name) - 1:].isdigit()]
-        elif name in ("HN-intrusion", _HN_COLUMN):
+        elif name in (HN_INTRUSION, _HN_COLUMN):
             found = [_HN_COLUMN] if _HN_COLUMN in cols else []
         else:
             found = [name] if name in cols else []
@@ -206,11 +281,11 @@ def metric_columns(per_query_df: pd.DataFrame, metrics: Iterable[str] | None = N
 
 
 def _is_metric(col: str) -> bool:
-    return col in ("R@1", "MRR", "nDCG@10", _HN_COLUMN) or col.startswith(("SR@", "FR@"))
+    return col == _HN_COLUMN or col in _BY_NAME or col.startswith(tuple(f.name[:-1] for f in FAMILIES if f.has_k))
 
 
 def _display(col: str) -> str:
-    return "HN-intrusion" if col == _HN_COLUMN else col
+    return HN_INTRUSION if col == _HN_COLUMN else col
 
 
 def aggregate(per_query_df: pd.DataFrame, by: Sequence[str] | str = ("run", "rung"),
@@ -251,7 +326,7 @@ def aggregate(per_query_df: pd.DataFrame, by: Sequence[str] | str = ("run", "run
         count[g] = defined.sum(axis=0)
         value[g] = np.where(count[g] > 0, np.where(defined, vals, 0.0).sum(axis=0) / np.maximum(count[g], 1), np.nan)
         st = status[idx] if status is not None else np.full(len(idx), OK)
-        statuses[g] = ((st == OK).sum(), (st == "does_not_fit").sum(), (st == "error").sum())
+        statuses[g] = ((st == OK).sum(), (st == DOES_NOT_FIT).sum(), (st == ERROR).sum())
         if not n_boot:
             continue
         patterns: dict[bytes, list[int]] = {}  # columns defined on the same rows share one resampling
@@ -368,15 +443,3 @@ def paired_test(per_query_df: pd.DataFrame, run_a: str, run_b: str, rung: str, m
                            for s in range(0, n_boot, step)])
     result["ci_low"], result["ci_high"] = (float(x) for x in np.percentile(boot, [2.5, 97.5]))
     return result
-
-
-# ------------------------------------------------------------------------------------------- workspace
-def workspace_per_query(ws: "Workspace", runs: list[str] | None = None, ks: Sequence[int] = KS) -> pd.DataFrame:
-    """``per_query`` over the workspace's stored results and bank queries (what the dashboard caches)."""
-    from emb_s_core import bank
-    from emb_s_core import runs as runs_mod
-
-    results = runs_mod.load_results(ws, runs=runs)
-    if results.empty:
-        return per_query(results, pd.DataFrame({"qid": [], "ref_ids": []}), ks)
-    return per_query(results, bank.queries(ws), ks)

@@ -16,6 +16,7 @@ import pandas as pd
 import pyarrow as pa
 
 from emb_s_core.errors import EmbSError
+from emb_s_core.schema import DOES_NOT_FIT, ERROR, OK  # noqa: F401 - runs.OK etc. name the row status
 from emb_s_core.store import Workspace
 
 RUNS_SCHEMA = pa.schema(
@@ -40,9 +41,6 @@ RESULTS_SCHEMA = pa.schema(
     ]
 )
 
-OK = "ok"
-DOES_NOT_FIT = "does_not_fit"
-ERROR = "error"
 
 
 def list_runs(ws: Workspace) -> pd.DataFrame:
@@ -62,23 +60,27 @@ def get_run(ws: Workspace, name: str) -> dict[str, Any] | None:
 
 
 def create_run(ws: Workspace, name: str, kind: str, system: str, config: dict[str, Any]) -> str:
-    """Register run ``name``; reusing a name is fine with the same configuration (that is a resume)."""
-    existing = get_run(ws, name)
+    """Register run ``name``; reusing a name is fine with the same configuration (that is a resume).
+
+    Checked and written under the writer lock, so two processes starting the same run register it once.
+    """
     canonical = json.dumps(config, sort_keys=True, default=str)
-    if existing is not None:
-        if json.dumps(existing["config"], sort_keys=True, default=str) != canonical:
-            raise EmbSError(
-                f"run {name!r} already exists with another configuration",
-                fix=f"pass another --name, or delete it first (`emb-s runs delete {name}`).",
-            )
-        return name
-    row = pa.table(
-        {"run": [name], "kind": [kind], "system": [system], "config": [canonical],
-         "created_at": [_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")]},
-        schema=RUNS_SCHEMA,
-    )
-    with ws.transaction():
-        ws.write("runs", row, schema=RUNS_SCHEMA)
+    with ws.writer():
+        existing = get_run(ws, name)
+        if existing is not None:
+            if json.dumps(existing["config"], sort_keys=True, default=str) != canonical:
+                raise EmbSError(
+                    f"run {name!r} already exists with another configuration",
+                    fix=f"pass another --name, or delete it first (`emb-s runs delete {name}`).",
+                )
+            return name
+        row = pa.table(
+            {"run": [name], "kind": [kind], "system": [system], "config": [canonical],
+             "created_at": [_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")]},
+            schema=RUNS_SCHEMA,
+        )
+        with ws.transaction():
+            ws.write("runs", row, schema=RUNS_SCHEMA)
     return name
 
 
@@ -118,7 +120,11 @@ def finished(ws: Workspace, run: str) -> set[tuple[str, str]]:
 
 
 def save_results(ws: Workspace, run: str, rows: pd.DataFrame | Iterable[dict[str, Any]]) -> int:
-    """Append one batch of results (columns: rung, qid, doc_ids, scores, [status], [detail]) atomically."""
+    """Append one batch of results (columns: rung, qid, doc_ids, scores, [status], [detail]) atomically.
+
+    Cells another writer of the same run stored meanwhile are dropped under the writer lock, so a (run, rung, qid)
+    is stored once however many processes work on the run; returns the number of rows written.
+    """
     df = pd.DataFrame(rows)
     if df.empty:
         return 0
@@ -132,9 +138,16 @@ def save_results(ws: Workspace, run: str, rows: pd.DataFrame | Iterable[dict[str
     df["doc_ids"] = [np.asarray(ids if ids is not None else [], dtype=np.int64) for ids in df["doc_ids"]]
     df["scores"] = [None if s is None else np.asarray(s, dtype=np.float32) for s in df["scores"]]
     df["detail"] = [d if d is None or isinstance(d, str) else json.dumps(d, default=str) for d in df["detail"]]
-    table = pa.Table.from_pandas(df[RESULTS_SCHEMA.names], schema=RESULTS_SCHEMA, preserve_index=False)
-    with ws.transaction():
-        ws.write("results", table, schema=RESULTS_SCHEMA)
+    df = df.drop_duplicates(["rung", "qid"], keep="last")
+    with ws.writer():
+        done = finished(ws, run)
+        if done:
+            df = df[[(r, q) not in done for r, q in zip(df["rung"], df["qid"])]]
+        if df.empty:
+            return 0
+        table = pa.Table.from_pandas(df[RESULTS_SCHEMA.names], schema=RESULTS_SCHEMA, preserve_index=False)
+        with ws.transaction():
+            ws.write("results", table, schema=RESULTS_SCHEMA)
     return len(df)
 
 

@@ -147,3 +147,19 @@ class Bank:
                     where=where,
                     fix="a hard negative must not support the answer; remove it from one of the two lists.",
                 )
+
+
+# ------------------------------------------------------------------------------------------------ status vocabulary
+# Defined once; runs, llm, metrics, collide, judge, analysis, figures and pages use these names (DESIGN.md §2).
+# Status of one stored result row, answer, judgment or verdict:
+OK = "ok"  # a ranking / reply exists
+DOES_NOT_FIT = "does_not_fit"  # the input exceeds the model's window: never sent, never scored as zero
+ERROR = "error"  # the call failed after its retries; a rerun tries it again
+UNPARSEABLE = "unparseable"  # a reply came back but no label / score could be read from it
+STATUSES = (OK, DOES_NOT_FIT, ERROR)
+
+# State of one (run, rung) cell as the dashboard and the figures show it:
+CELL_OK = OK  # at least one query of the cell has a ranking
+CELL_DOES_NOT_FIT = "does not fit"  # every query of the cell was too long for the model
+CELL_ERROR = ERROR  # every query of the cell failed (or a mix of failures)
+CELL_NOT_RUN = "not run"  # the run stored nothing there

@@ -11,15 +11,27 @@ History: every committed manifest is also appended to ``history.jsonl`` (one lin
 manifest is replaced, so a line whose commit never happened is superseded by the next commit's line for the same
 version). ``Workspace(path, version=N)`` opens a read-only view with tables checked out at version N's table versions;
 LanceDB keeps old table versions until someone calls ``cleanup_old_versions``.
+
+Concurrency: one writer at a time per workspace, across processes. Every transaction (and the rollback of a dead
+writer's leftovers that starts it) holds an OS file lock (``fcntl.flock`` on ``writer.lock`` in the workspace); the OS
+frees it when its holder exits, even by SIGKILL, so no stale lock ever blocks. ``ws.writer()`` holds it across
+several transactions (a whole eval run), so a second writer of the same run waits and then resumes it. The lock file
+records the holder (pid, command, since when) so a waiting writer can say whom it waits for; ``--no-wait`` (or
+``configure_writers(wait=False)``) fails at once instead. Readers never lock: they read the committed manifest.
 """
 from __future__ import annotations
 
+import datetime as _dt
+import errno
+import fcntl
 import json
 import os
+import sys
 import threading
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pandas as pd
 import pyarrow as pa
@@ -28,8 +40,133 @@ from emb_s_core.errors import EmbSError
 
 MANIFEST = "workspace.json"
 HISTORY = "history.jsonl"
+LOCK_FILE = "writer.lock"
 FORMAT_VERSION = 1
-_LOCK = threading.RLock()
+#: files a new workspace folder may already hold (a concurrent creator's lock file, a repository placeholder)
+_IGNORABLE = {".gitkeep", LOCK_FILE}
+
+
+def _print_wait(message: str) -> None:
+    print(f"emb-s: {message}", file=sys.stderr, flush=True)
+
+
+@dataclass
+class _WriterSettings:
+    wait: bool = True
+    on_wait: Callable[[str], None] = _print_wait
+
+
+_SETTINGS = _WriterSettings()
+
+
+def configure_writers(*, wait: bool | None = None, on_wait: Callable[[str], None] | None = None) -> None:
+    """Process-wide: whether a writer waits for the lock (default) or fails at once, and how waiting is announced."""
+    if wait is not None:
+        _SETTINGS.wait = wait
+    if on_wait is not None:
+        _SETTINGS.on_wait = on_wait
+
+
+@contextmanager
+def writer_settings(*, wait: bool) -> Iterator[None]:
+    """``configure_writers(wait=...)`` for one block (the CLI's ``--no-wait``), restored afterwards."""
+    before = _SETTINGS.wait
+    _SETTINGS.wait = wait
+    try:
+        yield
+    finally:
+        _SETTINGS.wait = before
+
+
+@dataclass
+class _HeldLock:
+    """This process's hold on one workspace's writer lock: reentrant across threads' turns and nested calls."""
+
+    pid: int
+    guard: threading.RLock = field(default_factory=threading.RLock)
+    fd: int | None = None
+    depth: int = 0
+
+
+_HELD: dict[Path, _HeldLock] = {}
+_HELD_GUARD = threading.Lock()
+
+
+def _held_lock(path: Path) -> _HeldLock:
+    with _HELD_GUARD:
+        held = _HELD.get(path)
+        if held is None or held.pid != os.getpid():  # a forked child does not inherit its parent's hold
+            held = _HELD[path] = _HeldLock(pid=os.getpid())
+        return held
+
+
+def lock_holder(path: str | os.PathLike[str]) -> dict | None:
+    """Who holds (or last held) the writer lock of workspace ``path``: {pid, command, since}, or None."""
+    try:
+        info = json.loads((Path(path) / LOCK_FILE).read_text(encoding="utf-8") or "null")
+    except (OSError, ValueError):
+        return None
+    return info if isinstance(info, dict) else None
+
+
+def _describe(holder: dict | None) -> str:
+    if not holder:
+        return "another process"
+    return f"pid {holder.get('pid')} ({str(holder.get('command', '?'))[:120]}) since {holder.get('since', '?')}"
+
+
+def _acquire_file_lock(path: Path, wait: bool) -> int:
+    """Open ``path/writer.lock`` and flock it exclusively; returns the descriptor (closing it releases the lock)."""
+    lock_path = path / LOCK_FILE
+    while True:
+        try:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise EmbSError(
+                f"cannot write to the workspace {path}: {exc.strerror} ({lock_path})",
+                fix="a workspace on a read-only mount can be read (dashboard, report) but not changed; copy it to a "
+                    "writable folder to change it." if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
+                    else "check the folder and its permissions.",
+            ) from None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _describe(lock_holder(path))
+                if not wait:
+                    raise EmbSError(
+                        f"the workspace {path} is being written by {holder}",
+                        fix="wait for that command to finish (or stop it), or run without --no-wait to queue "
+                            "behind it; readers (dashboard, report) are not blocked.",
+                    ) from None
+                _SETTINGS.on_wait(f"waiting for the writer lock of {path}, held by {holder}")
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            try:  # the file we locked must still be the one at the path (not unlinked by a cleanup meanwhile)
+                same = os.stat(lock_path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if not same:
+                os.close(fd)
+                continue
+            info = {"pid": os.getpid(), "command": " ".join(sys.argv)[:500] or sys.executable,
+                    "since": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(info).encode("utf-8"), 0)
+            return fd
+        except BaseException:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+            raise
+
+
+def _release_file_lock(fd: int) -> None:
+    try:
+        os.ftruncate(fd, 0)  # no stale holder shown to the next waiter
+    except OSError:
+        pass
+    os.close(fd)  # releases the flock
 
 
 class Workspace:
@@ -41,30 +178,50 @@ class Workspace:
     def __init__(self, path: str | os.PathLike[str], *, create: bool = False, version: int | None = None) -> None:
         self.path = Path(path).expanduser().resolve()
         self.read_only = version is not None
-        manifest = self.path / MANIFEST
-        if not manifest.exists():
+        self._in_transaction = False
+        self._touched = set()
+        if self.path.exists() and not self.path.is_dir():
+            raise EmbSError(f"the workspace path {self.path} is a file, not a folder",
+                            fix="pass the workspace folder (or a new folder name) as --workspace.")
+        if not (self.path / MANIFEST).exists():
             if not create:
                 hint = "it is empty" if self.path.is_dir() else "it does not exist"
                 raise EmbSError(
                     f"no EMB-S workspace at {self.path} ({hint})",
                     fix="run `emb-s import ... --workspace DIR` or `emb-s demo --workspace DIR` to create one.",
                 )
-            if self.path.exists() and any(p.name != ".gitkeep" for p in self.path.iterdir()):
-                raise EmbSError(
-                    f"{self.path} exists and is not an EMB-S workspace (no {MANIFEST})",
-                    fix="choose an empty or new folder for the workspace.",
-                )
-            self.path.mkdir(parents=True, exist_ok=True)
-            initial = {"format": FORMAT_VERSION, "version": 0, "tables": {}, "settings": {}}
-            self._append_history(initial)
-            self._write_manifest(initial)
+            self._create()
         self._manifest = self._read_manifest()
         if version is not None:
             self._manifest = self._historic_manifest(int(version))
-        self._in_transaction = False
         import lancedb
 
         self.db = lancedb.connect(str(self.path / "lance"))
+
+    def _create(self) -> None:
+        """Write version 0 of a new workspace, under the writer lock (two creators: one writes, the other opens)."""
+        self._refuse_foreign_folder()
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise EmbSError(f"cannot create the workspace folder {self.path}: {exc.strerror}",
+                            fix="choose a folder you can write to.") from None
+        self.read_only = False
+        self._manifest = {"tables": {}}
+        with self.writer():
+            if (self.path / MANIFEST).exists():
+                return
+            self._refuse_foreign_folder()
+            initial = {"format": FORMAT_VERSION, "version": 0, "tables": {}, "settings": {}}
+            self._append_history(initial)
+            self._write_manifest(initial)
+
+    def _refuse_foreign_folder(self) -> None:
+        if self.path.is_dir() and any(p.name not in _IGNORABLE for p in self.path.iterdir()):
+            raise EmbSError(
+                f"{self.path} exists and is not an EMB-S workspace (no {MANIFEST})",
+                fix="choose an empty or new folder for the workspace.",
+            )
 
     # ----------------------------------------------------------------- manifest
     def _read_manifest(self) -> dict:
@@ -163,14 +320,39 @@ class Workspace:
 
     # ----------------------------------------------------------------- writing
     @contextmanager
-    def transaction(self) -> Iterator["Workspace"]:
-        """All writes inside commit together or not at all."""
+    def writer(self, *, wait: bool | None = None) -> Iterator["Workspace"]:
+        """Hold the cross-process writer lock for the block (reentrant); on first entry re-read the manifest, so
+        what the block reads (e.g. a run's finished cells) is what the last writer committed."""
         if self.read_only:
             raise EmbSError(
                 f"the workspace {self.path} is open read-only at version {self.version}",
                 fix="open it without a version (`Workspace(path)`) to change it; old versions cannot be edited.",
             )
-        with _LOCK:
+        wait = _SETTINGS.wait if wait is None else wait
+        held = _held_lock(self.path)
+        if not held.guard.acquire(blocking=wait):
+            raise EmbSError(f"the workspace {self.path} is being written by another thread of this process",
+                            fix="wait for that write to finish.")
+        try:
+            if held.depth == 0:
+                held.fd = _acquire_file_lock(self.path, wait)
+            held.depth += 1
+            try:
+                if held.depth == 1 and (self.path / MANIFEST).exists():
+                    self.refresh()
+                yield self
+            finally:
+                held.depth -= 1
+                if held.depth == 0 and held.fd is not None:
+                    _release_file_lock(held.fd)
+                    held.fd = None
+        finally:
+            held.guard.release()
+
+    @contextmanager
+    def transaction(self) -> Iterator["Workspace"]:
+        """All writes inside commit together or not at all (under the writer lock)."""
+        with self.writer():
             if self._in_transaction:
                 yield self
                 return
@@ -270,3 +452,21 @@ def _fix_for(table: str) -> str:
 
 def open_workspace(path: str | os.PathLike[str], *, create: bool = False, version: int | None = None) -> Workspace:
     return Workspace(path, create=create, version=version)
+
+
+def is_workspace(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` holds an EMB-S workspace (a manifest), without opening LanceDB."""
+    return (Path(path) / MANIFEST).is_file()
+
+
+def committed_version(path: str | os.PathLike[str]) -> int:
+    """The committed version of the workspace at ``path`` from its manifest alone (one small file read, no
+    LanceDB): what the dashboard keys its caches by. EmbSError when the workspace is gone or unreadable."""
+    manifest = Path(path) / MANIFEST
+    try:
+        return int(json.loads(manifest.read_text())["version"])
+    except FileNotFoundError:
+        raise EmbSError(f"no EMB-S workspace at {path} (it was deleted or moved)",
+                        fix="pick another workspace in the sidebar, or build the demo on Home.") from None
+    except (OSError, ValueError, KeyError) as exc:
+        raise EmbSError(f"the manifest {manifest} is unreadable ({exc})", fix="restore the workspace folder.") from exc

@@ -93,8 +93,7 @@ def near_documents(ws: Workspace, qids: list[str], top_n: int = DEFAULT_TOP_N,
     if top_n:
         for spec, chunk in specs:
             r = retrievers.get(spec, **({"chunk_size": chunk} if chunk else {}))
-            if hasattr(r, "check"):
-                r.check()
+            r.check()
             r.prepare(ws, None)
             found: set[int] = set()
             texts = qs["text"].tolist()

@@ -1,14 +1,14 @@
 """Home: pick a workspace, see its bank at a glance; on a fresh machine build the demo workspace first."""
 from __future__ import annotations
 
-import importlib
 import os
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
-from ui import data, state, widgets
+from emb_s_core import demo
+from ui import data, navigation, state, widgets
 
 st.title("EMB-S Diagnostics")
 st.caption("Evidence access under semantic interference — after EverMemBench-S (arXiv 2601.20276): does a "
@@ -28,17 +28,9 @@ def build_demo() -> None:
 
     target = data.data_dir() / "demo"
     tokens = int(os.environ["EMB_S_DEMO_TOKENS"]) if os.environ.get("EMB_S_DEMO_TOKENS") else None
-    try:
-        demo = importlib.import_module("emb_s_core.demo")
-        specs = tuple(s for s in os.environ.get("EMB_S_DEMO_RETRIEVERS", "").split(",") if s.strip())
-        with widgets.guard():
-            demo.build(target, tokens=tokens, progress=progress, **({"retrievers": specs} if specs else {}))
-    except ImportError as exc:
-        bar.empty()
-        st.warning(f"The demo workspace cannot be built in this installation ({exc}). Create a workspace with "
-                   "`emb-s import --format native PATH --workspace data/NAME`, build its ladder with "
-                   "`emb-s ladder build --workspace data/NAME`, and reload.")
-        st.stop()
+    specs = tuple(s for s in os.environ.get("EMB_S_DEMO_RETRIEVERS", "").split(",") if s.strip())
+    with widgets.guard():
+        demo.build(target, tokens=tokens, progress=progress, **({"retrievers": specs} if specs else {}))
     bar.progress(1.0, text="Demo workspace ready.")
     state.put(ws=str(target))
     st.rerun()
@@ -58,11 +50,7 @@ with widgets.guard():
     runs = data.run_table(path, v)
 
 if Path(path) == data.data_dir() / "demo":  # a demo build that was interrupted resumes from where it stopped
-    try:
-        demo = importlib.import_module("emb_s_core.demo")
-    except ImportError:
-        demo = None
-    if demo is not None and not demo.is_complete(data.workspace(path)[0]):
+    if not demo.is_complete(data.workspace(path)[0]):
         st.warning("The demo workspace is not finished (an earlier build was interrupted).")
         if st.button("Finish building the demo", key="finish_demo"):
             build_demo()
@@ -91,8 +79,8 @@ with right:
 
 st.markdown("**Runs**")
 if runs.empty:
-    st.info("This workspace has no runs yet: evaluate a retriever with `emb-s evaluate --workspace DIR SPEC`, "
-            "then reload.")
+    st.info("This workspace has no runs yet: evaluate a retriever with "
+            "`emb-s eval --workspace DIR --retriever bm25`, then reload.")
 else:
     st.dataframe(runs[["run", "kind", "system", "created_at"]], hide_index=True, width="stretch")
 if lad is None:
@@ -102,7 +90,6 @@ else:
         st.caption(msg)
 
 st.markdown("**Pages**")
-st.markdown("- **Overview** — heatmap run × rung and degradation curves\n"
-            "- **Query drilldown** — one query: gold vs hard negatives, ranks on every rung\n"
-            "- **Compare** — two runs with paired tests, and a live query box\n"
-            "- **Ladder** — what each rung holds, and source mixing in the top-10")
+for page in navigation.pages()[1:]:  # every page but Home, from the same list as the navigation
+    st.page_link(str(page.path), label=page.title)
+    st.caption(page.summary)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from emb_s_core import metrics
 from emb_s_core.analysis import views
 from emb_s_core.figures import curves, heatmap, style
 from ui import data, state, widgets
@@ -14,7 +15,7 @@ view = widgets.analysis_view("Overview")
 path, v, metric, lad, run_names = view.path, view.v, view.metric, view.ladder, view.run_names
 domains, tasks, sources = view.filters
 if not run_names:
-    st.info("This workspace has no runs yet: evaluate a retriever (`emb-s evaluate --workspace DIR bm25`) and "
+    st.info("This workspace has no runs yet: evaluate a retriever (`emb-s eval --workspace DIR --retriever bm25`) and "
             "reload this page.")
     st.stop()
 
@@ -45,16 +46,15 @@ if twin and not twins:
                "`emb-s eval -r SPEC --ladder both`.")
 
 n_q = int(pq["qid"].nunique())
-k = views.metric_k(metric)
-cap = style.caption(widgets.bank_name(path), cols, k, n_q,
+cap = style.caption(widgets.bank_name(path), cols, metrics.metric(metric).k, n_q,
                     extra="filtered" if (domains or tasks or sources != "all") else None)
-missing = states[states["state"] != "ok"]
+missing = views.unscored(states)
 fig = heatmap.heatmap(agg, states, metric, rows, cols, x=x, caption=cap)
 event = st.plotly_chart(fig, theme=None, key="heat", on_select="rerun", selection_mode="points", width="stretch")
 widgets.figure_downloads(fig, f"heatmap_{metric}", "heat")
-if len(missing):
-    st.caption(f"{len(missing)} cell(s) have no score: " + ", ".join(
-        sorted({f'{s}' for s in missing['state']})) + " — shown in grey, never as zero.")
+if missing:
+    n_missing = int(states["state"].isin(missing).sum())
+    st.caption(f"{n_missing} cell(s) have no score: " + ", ".join(missing) + " — shown in grey, never as zero.")
 
 points = (event.selection.points if event and getattr(event, "selection", None) else []) or []
 if points:
@@ -82,11 +82,7 @@ st.plotly_chart(fig2, theme=None, key="curves", width="stretch")
 widgets.figure_downloads(fig2, f"curves_{metric}", "curves")
 
 st.subheader("Table")
-table = agg[agg["run"].isin(rows)].merge(states[["run", x, "state"]], on=["run", x], how="right")
-table = table[["run", x, "state", "value", "n", "ci_low", "ci_high"]].rename(columns={"value": metric})
-if len(eff):
-    table = table.merge(eff[["run", "effective"]].rename(columns={"effective": "effective scale (SR@10)"}),
-                        on="run", how="left")
+table = view_data["table"]
 st.dataframe(table, hide_index=True, width="stretch")
 widgets.table_downloads(table, f"overview_{metric}", "overview")
 

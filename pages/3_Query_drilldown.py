@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from emb_s_core import metrics
 from emb_s_core.analysis import drilldown
+from emb_s_core.schema import OK
 from ui import data, state, widgets
 
 view = widgets.analysis_view("Query drill-down")
@@ -39,7 +41,7 @@ if by == "failures":
     if fails.empty:
         st.success(f"No failures of {metric} for {run} at {rung} with the current filters.")
     else:
-        col = data.metric_column(metric)
+        col = metrics.metric(metric).column
         labels = {q: f"{q} · {metric} = {val:.3f}" for q, val in zip(fails["qid"], fails[col])}
         st.caption(f"{len(fails):,} failures of {metric} for **{run}** at **{rung}** (worst first).")
         options = list(labels)
@@ -124,7 +126,7 @@ with c2:
 with c3:
     topn = st.number_input("K", min_value=1, max_value=100, value=10, key="top_k")
 row = res[(res["run"] == run_sel) & (res["rung"] == rung_sel)].iloc[0]
-if row["status"] != "ok":
+if row["status"] != OK:
     st.info(f"{run_sel} has no ranking at {rung_sel}: {row['status'].replace('_', ' ')}.")
     st.stop()
 meta = data.documents_meta(path, v)
@@ -147,10 +149,10 @@ if not ga or not ob:
 kind = "hard negative" if o_id in negs else "other document"
 st.markdown(f"**Gold doc {g_id} vs the {kind} {o_id} that outranked it** (words not shared are highlighted)")
 left_marked, right_marked = drilldown.word_diff(ga["text"], ob["text"])
-l, r = st.columns(2)
-with l:
+left, right = st.columns(2)
+with left:
     st.caption(f"gold · doc {g_id} · {ga['source']} / {ga['domain']}")
     st.markdown(f"<div class='emb-doc'>{drilldown.diff_html(left_marked)}</div>", unsafe_allow_html=True)
-with r:
+with right:
     st.caption(f"{kind} · doc {o_id} · {ob['source']} / {ob['domain']}")
     st.markdown(f"<div class='emb-doc'>{drilldown.diff_html(right_marked)}</div>", unsafe_allow_html=True)

@@ -2,15 +2,15 @@
 other misses, and a live query box that ranks a typed question with several retrievers at once."""
 from __future__ import annotations
 
-import importlib
 import time
 
 import pandas as pd
 import streamlit as st
 
-from emb_s_core.analysis import views
-from emb_s_core.figures import compare, style
+from emb_s_core import evaluate, metrics
+from emb_s_core.analysis import report
 from emb_s_core.errors import EmbSError
+from emb_s_core.figures import compare, style
 from ui import data, state, widgets
 
 view = widgets.analysis_view("Compare two runs")
@@ -22,7 +22,7 @@ tab_runs, tab_live = st.tabs(["Two runs, paired", "Live query"])
 with tab_runs:
     if len(run_names) < 2:
         st.info("Comparing needs two runs in this workspace; it has "
-                f"{len(run_names)}. Evaluate another retriever (`emb-s evaluate --workspace DIR SPEC`).")
+                f"{len(run_names)}. Evaluate another retriever (`emb-s eval --workspace DIR --retriever SPEC`).")
     else:
         c1, c2 = st.columns(2)
         with c1:
@@ -31,18 +31,15 @@ with tab_runs:
             others = [r for r in run_names if r != run_a]
             run_b = state.selectbox("Run B", others, "b", default=others[0])
         pq = data.filtered(path, v, domains, tasks, sources)
-        ran_a = set(pq[(pq["run"] == run_a) & (pq["status"] == "ok")]["rung"])
-        ran_b = set(pq[(pq["run"] == run_b) & (pq["status"] == "ok")]["rung"])
-        order = data.columns_in_order(lad, pq, "rung")
-        common = [r for r in order if r in ran_a & ran_b]
+        common, only = report.ranked_rungs(pq, run_a, run_b, data.columns_in_order(lad, pq, "rung"))
         if not common:
             st.warning(f"{run_a} and {run_b} share no rung with rankings under the current filters.")
         else:
-            only = sorted((ran_a ^ ran_b) & set(order), key=order.index)
             if only:
                 st.caption("Rungs only one run has (left out): " + ", ".join(only))
             tests = data.paired(path, v, run_a, run_b, metric, tuple(common), domains, tasks, sources)
-            cap = style.caption(widgets.bank_name(path), common, views.metric_k(metric),
+            m = metrics.metric(metric)
+            cap = style.caption(widgets.bank_name(path), common, m.k,
                                 int(tests["n"].max()) if len(tests) else 0)
             fig = compare.deltas(tests, run_a, run_b, metric, caption=cap)
             st.plotly_chart(fig, theme=None, key="deltas", width="stretch")
@@ -57,33 +54,20 @@ with tab_runs:
 
             st.markdown("**Queries one run gets and the other misses**")
             rung = state.selectbox("At rung", common, "rung", default=common[-1])
-            col = data.metric_column(metric)
-            side = pq[(pq["rung"] == rung) & pq["run"].isin([run_a, run_b])].pivot_table(
-                index="qid", columns="run", values=col, aggfunc="first")
-            if run_a in side and run_b in side:
-                side = side[[run_a, run_b]].dropna()
-                better = "lower" if col == "hn_intrusion" else "higher"
-                gain = (side[run_a] - side[run_b]) * (-1 if better == "lower" else 1)
-                qs = data.queries(path, v)
-                for title, sel in ((f"{run_a} better", gain > 0), (f"{run_b} better", gain < 0)):
-                    part = side[sel].reset_index()
-                    part.insert(1, "text", part["qid"].map(qs["text"]))
-                    st.markdown(f"*{title}* — {len(part):,} queries ({better} {metric} is better)")
-                    if len(part):
-                        st.dataframe(part, hide_index=True, width="stretch")
-                        widgets.table_downloads(part, f"{title}_{rung}", f"side_{title}")
-                        st.page_link("pages/3_Query_drilldown.py", label="Open one in the drill-down →",
-                                     query_params=state.carried(by="search", q=part["qid"].iloc[0],
-                                                                run=run_a, rung=rung))
+            a_better, b_better = report.side_by_side(pq, run_a, run_b, rung, metric,
+                                                     texts=data.queries(path, v)["text"])
+            better = "higher" if m.higher_is_better else "lower"
+            for title, part in ((f"{run_a} better", a_better), (f"{run_b} better", b_better)):
+                st.markdown(f"*{title}* — {len(part):,} queries ({better} {metric} is better)")
+                if len(part):
+                    st.dataframe(part, hide_index=True, width="stretch")
+                    widgets.table_downloads(part, f"{title}_{rung}", f"side_{title}")
+                    st.page_link("pages/3_Query_drilldown.py", label="Open one in the drill-down →",
+                                 query_params=state.carried(by="search", q=part["qid"].iloc[0],
+                                                            run=run_a, rung=rung))
 
 with tab_live:
-    try:
-        evaluate = importlib.import_module("emb_s_core.evaluate")
-    except ImportError:
-        evaluate = None
-    if evaluate is None:
-        st.info("Live querying needs the retrieval part (`emb_s_core.evaluate`), which is not installed here yet.")
-    elif lad is None:
+    if lad is None:
         st.info("Live querying searches a rung: build the ladder first (`emb-s ladder build --workspace DIR`).")
     else:
         systems = data.run_table(path, v)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from emb_s_core.analysis import mixing as mixing_view
 from emb_s_core.figures import ladder as ladder_fig
 from emb_s_core.figures import mixing, style
 from ui import data, state, widgets
@@ -41,22 +42,19 @@ st.plotly_chart(fig, theme=None, key="composition", width="stretch")
 widgets.figure_downloads(fig, f"composition_{by}_{value}", "composition")
 
 st.subheader("Source mixing in the top-10 (paper Figure 4)")
-shared = [r.name for r in lad.rungs if r.kind == "shared"]
-largest = lad.rungs[-1].name
-pair = list(dict.fromkeys(shared[:1] + [largest]))
+pair = mixing_view.rung_pair(lad)
 run_names = data.run_table(path, v)["run"].tolist()
 if not run_names:
     st.info("No runs yet: source mixing needs a retriever's top-10 lists.")
     st.stop()
 run = state.selectbox("Run", run_names, "run")
-dist = data.source_mixing(path, v, 10)
-d = dist[(dist["run"] == run) & dist["rung"].isin(pair)]
+dist = data.source_mixing(path, v, mixing_view.K)
+d = mixing_view.for_run(dist, run, pair)
 if d.empty:
     st.info(f"{run} has no rankings at {' or '.join(pair)}.")
     st.stop()
-n = int(d.groupby("rung").size().max())
-fig2 = mixing.mixing(dist, run, pair, k=10, caption=style.caption(widgets.bank_name(path), pair, 10, n))
+fig2 = mixing.mixing(d, run, pair, k=mixing_view.K,
+                     caption=style.caption(widgets.bank_name(path), pair, mixing_view.K, mixing_view.n_queries(d)))
 st.plotly_chart(fig2, theme=None, key="mixing", width="stretch")
 widgets.figure_downloads(fig2, f"mixing_{run}", "mixing")
-summary = d.groupby("rung")["n_sources"].describe()[["count", "mean", "50%", "max"]].reset_index()
-st.dataframe(summary, hide_index=True)
+st.dataframe(mixing_view.summary(d), hide_index=True)

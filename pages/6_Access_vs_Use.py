@@ -1,25 +1,17 @@
 """Access vs use: for one access run (retrieval or localization), one QA run and one judge, each query on each rung
-falls in one quadrant — evidence reached or not, answer good or not (DESIGN.md §1). Uses emb_s_core.diagnose and
-figures/access_use.py from the LLM part; until that part is installed the page says so."""
+falls in one quadrant — evidence reached or not, answer good or not (DESIGN.md §1). The figure and its caption
+come from emb_s_core.analysis.access_use, the same as ``emb-s diagnose --figure``."""
 from __future__ import annotations
-
-import importlib
 
 import streamlit as st
 
-from emb_s_core.figures import style
+from emb_s_core import diagnose, metrics, qa
+from emb_s_core import judge as judge_mod
+from emb_s_core.analysis import access_use
 from ui import data, state, widgets
 
 st.title("Access vs use")
 path, v = widgets.pick_workspace()
-try:
-    diagnose = importlib.import_module("emb_s_core.diagnose")
-    qa = importlib.import_module("emb_s_core.qa")
-    judge_mod = importlib.import_module("emb_s_core.judge")
-    access_use = importlib.import_module("emb_s_core.figures.access_use")
-except ImportError:
-    st.info("This page needs the LLM part (`emb_s_core.diagnose`, `qa`, `judge`), which is not installed here yet.")
-    st.stop()
 
 
 @st.cache_resource(max_entries=16, show_spinner="Placing every answered query in its quadrant…")
@@ -50,7 +42,7 @@ with c3:
     judge = state.selectbox("Judge", judges, "judge")
 with st.sidebar:
     st.markdown("**Thresholds**")
-    k = int(state.selectbox("K (evidence in the top-K)", [str(x) for x in data.KS], "k", default="10"))
+    k = int(state.selectbox("K (evidence in the top-K)", [str(x) for x in metrics.KS], "k", default="10"))
     t_a = st.slider("accessed when SR@K ≥", 0.0, 1.0, float(state.get("ta", "1.0")), 0.05, key="url_ta")
     t_u = st.slider("answered well when judge score ≥", 0, 5, int(float(state.get("tu", "4"))), 1, key="url_tu")
     state.put(ta=t_a, tu=t_u)
@@ -64,11 +56,8 @@ if df.empty:
     st.stop()
 by = state.selectbox("Break down by", list(diagnose.BREAKDOWNS), "split", default="rung")
 summary = diagnose.summary(df, by=(by,))
-fig = access_use.quadrant_shares(summary, x=by)
-n = int(df["quadrant"].notna().sum())
-style.apply(fig, f"Access vs use: {access} → {qa_run}",
-            style.caption(widgets.bank_name(path), sorted(df["rung"].unique()), k, n,
-                          extra=f"judge {judge}, SR@{k} ≥ {t_a:g}, score ≥ {t_u}"))
+fig = access_use.figure(df, summary, bank=widgets.bank_name(path), access_run=access, qa_run=qa_run, judge=judge,
+                        k=k, access_threshold=t_a, score_threshold=t_u, by=by)
 st.plotly_chart(fig, theme=None, key="access_use", width="stretch")
 widgets.figure_downloads(fig, f"access_use_{access}_{qa_run}", "access_use")
 st.dataframe(summary, hide_index=True, width="stretch")

@@ -8,25 +8,15 @@ import streamlit as st
 
 from emb_s_core import collide
 from emb_s_core import ladder as ladder_mod
+from emb_s_core.analysis import audit
 from ui import data, state, widgets
-
-STATUS_LABELS = [*collide.LABELS, collide.UNPARSEABLE, "error", "does_not_fit"]
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def audit_table(path: str, v: int) -> pd.DataFrame:
-    """Every stored verdict joined with its query (current or retired): one row per (labeler, qid, candidate)."""
+    """``analysis.audit.table``: every stored verdict joined with its query, cached per workspace version."""
     ws, _ = data.workspace(path)
-    verdicts = collide.verdicts(ws)
-    if verdicts.empty:
-        return verdicts
-    live = data.queries(path, v)[["qid", "text", "answer", "domain", "ref_ids"]].assign(retired=False)
-    gone = collide.retired_queries(ws)[["qid", "text", "answer", "domain", "ref_ids"]].assign(retired=True)
-    qs = pd.concat([live.reset_index(drop=True), gone], ignore_index=True).drop_duplicates("qid", keep="first")
-    out = verdicts.merge(qs.rename(columns={"text": "query"}), on="qid", how="left")
-    out["verdict"] = out["label"].where(out["label"].notna(), out["status"])
-    out["labeler"] = out["model"] + " · " + out["prompt_version"]
-    return out
+    return audit.table(ws)
 
 
 def _shown(doc: dict) -> str:
@@ -56,34 +46,24 @@ cols = st.columns(len(counts) + 1)
 cols[0].metric("Queries tested", f"{t['qid'].nunique():,}")
 for col, (name, n) in zip(cols[1:], counts.items()):
     col.metric(name, f"{n:,}")
-edits = [e for e in ws.settings.get("bank_edits", []) if e.get("kind") == "collide"]
-if edits:
-    last = edits[-1]
+last = audit.last_applied(ws)
+if last:
     st.caption(f"Applied from version {last['from_version']} ({last['model']}, {last['prompt_version']}): "
                f"{last['hard_negatives_added']} hard negatives added, {last['false_negatives_added']} false negatives "
                f"added to RefLists, {last['retired']} queries retired.")
 
 with st.sidebar:
     st.markdown("**Filters**")
-    present = [s for s in STATUS_LABELS if s in set(t["verdict"])]
+    present = [s for s in audit.VERDICTS if s in set(t["verdict"])]
     verdict_filter = state.multiselect("Verdict", present, "verdict", placeholder="all verdicts")
     domain_filter = state.multiselect("Domain", sorted(t["domain"].dropna().unique()), "domain",
                                       placeholder="all domains")
     search = st.text_input("Query contains (text or qid)", value=state.get("q") or "", key="audit_search")
     state.put(q=search or None)
-f = t
-if verdict_filter:
-    f = f[f["verdict"].isin(verdict_filter)]
-if domain_filter:
-    f = f[f["domain"].isin(domain_filter)]
-if search.strip():
-    needle = search.strip().lower()
-    f = f[f["qid"].str.lower().str.contains(needle, regex=False)
-          | f["query"].fillna("").str.lower().str.contains(needle, regex=False)]
+f = audit.select(t, verdict_filter, domain_filter, search)
 
 st.subheader(f"Verdicts ({len(f):,} of {len(t):,} candidates)")
-shown = f[["qid", "query", "domain", "retired", "rank", "doc_id", "similarity", "verdict", "rationale", "model",
-           "prompt_version", "embedder"]].reset_index(drop=True)
+shown = f[audit.SHOWN].reset_index(drop=True)
 st.dataframe(shown, hide_index=True, width="stretch")
 widgets.table_downloads(shown, "collision_verdicts", "verdicts")
 
@@ -93,11 +73,10 @@ if not qids:
     st.stop()
 st.subheader("One query: gold evidence and candidates side by side")
 qid = state.selectbox("Query", qids, "qid")
-rows = f[f["qid"] == qid].sort_values("rank")
+rows, refs = audit.candidates(f, qid)
 head = rows.iloc[0]
 st.text(f"{qid}: {head['query']}")
 st.text(f"Answer: {head['answer']}" + ("   (retired: Conflict)" if bool(head["retired"]) else ""))
-refs = [] if isinstance(head["ref_ids"], float) else [int(i) for i in head["ref_ids"]]  # NaN: query unknown
 texts = data.document_texts(path, v, tuple(sorted(set(refs) | set(int(d) for d in rows["doc_id"]))))
 left, right = st.columns(2)
 with left:

@@ -1,11 +1,12 @@
 """Shared fixtures: offline environment, temp workspaces, the shared real datasets (skipped when absent)."""
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pytest
+
+from testkit import write_jsonl  # noqa: F401 (the tests import it from here)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -21,15 +22,6 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared datasets not found at {SHARED_DATA}")
     return SHARED_DATA
-
-
-def write_jsonl(path: Path, rows: list[dict] | list[str]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(row if isinstance(row, str) else json.dumps(row))
-            fh.write("\n")
-    return path
 
 
 def native_bank(folder: Path, docs: list[dict] | None = None, queries: list[dict] | None = None) -> Path:

@@ -6,20 +6,17 @@ without copying — callers treat them as read-only); small ones with ``st.cache
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
-from emb_s_core import bank, ladder, runs
-from emb_s_core.analysis import views
-from emb_s_core.errors import EmbSError
-from emb_s_core.store import MANIFEST, Workspace
+from emb_s_core import bank, ladder, runs, store
+from emb_s_core.analysis import mixing, report, views
+from emb_s_core.store import Workspace
 
 REPO = Path(__file__).resolve().parents[1]
-METRIC_FAMILIES, KS = views.METRIC_FAMILIES, views.KS
 ENTRIES = 8
 
 
@@ -33,22 +30,13 @@ def list_workspaces() -> list[str]:
     root = data_dir()
     if not root.is_dir():
         return []
-    return sorted(str(p) for p in root.iterdir() if (p / MANIFEST).is_file())
+    return sorted(str(p) for p in root.iterdir() if store.is_workspace(p))
 
 
 def version(path: str) -> int:
-    """The committed version from the manifest (a cheap file read); EmbSError when the workspace is gone."""
-    manifest = Path(path) / MANIFEST
-    try:
-        return int(json.loads(manifest.read_text())["version"])
-    except FileNotFoundError:
-        raise EmbSError(f"no EMB-S workspace at {path} (it was deleted or moved)",
-                        fix="pick another workspace in the sidebar, or build the demo on Home.") from None
-    except (ValueError, KeyError) as exc:
-        raise EmbSError(f"the manifest {manifest} is unreadable ({exc})", fix="restore the workspace folder.") from exc
-
-
-metric_name, metric_column, scale_of = views.metric_name, views.metric_column, views.scale_of
+    """The committed version (``store.committed_version``: a cheap file read); EmbSError when the workspace is
+    gone."""
+    return store.committed_version(path)
 
 
 @st.cache_resource(max_entries=ENTRIES, show_spinner=False)
@@ -85,11 +73,7 @@ def documents_meta(path: str, v: int) -> pd.DataFrame:
 
 @st.cache_data(max_entries=256, show_spinner=False)
 def document_texts(path: str, v: int, doc_ids: tuple[int, ...]) -> dict[int, dict]:
-    if not doc_ids:
-        return {}
-    where = "doc_id IN (" + ", ".join(str(int(d)) for d in doc_ids) + ")"
-    df = _ws(path, v).read_pandas("documents", ["doc_id", "title", "text", "source", "domain"], where=where)
-    return {int(r.doc_id): r._asdict() for r in df.itertuples(index=False)}
+    return bank.documents_by_id(_ws(path, v), doc_ids)
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
@@ -129,23 +113,16 @@ def overview(path: str, v: int, x: str, metric: str, run_names: tuple[str, ...],
 @st.cache_resource(max_entries=32, show_spinner="Paired tests per rung…")
 def paired(path: str, v: int, run_a: str, run_b: str, metric: str, rung_names: tuple[str, ...],
            domains: tuple[str, ...], tasks: tuple[str, ...], sources: str) -> pd.DataFrame:
-    """``metrics.paired_test`` of A vs B on each rung both ran (one row per rung)."""
-    from emb_s_core import metrics
-
-    pq = filtered(path, v, domains, tasks, sources)
-    rows = []
-    for rung in rung_names:
-        t = metrics.paired_test(pq, run_a, run_b, rung, metric)
-        rows.append({"rung": rung, **{k: t.get(k) for k in
-                                      ("delta", "ci_low", "ci_high", "p_value", "n", "wins", "losses", "ties")}})
-    return pd.DataFrame(rows)
+    """``report.compare`` of A vs B on the filtered rows, on each rung both ran (one row per rung)."""
+    tests = report.compare(_ws(path, v), run_a, run_b, metric, rungs=list(rung_names),
+                           per_query_df=filtered(path, v, domains, tasks, sources))
+    return tests[report.PAIRED_COLUMNS]
 
 
 @st.cache_resource(max_entries=ENTRIES, show_spinner=False)
-def source_mixing(path: str, v: int, k: int = 10) -> pd.DataFrame:
-    from emb_s_core.figures import mixing
-
-    return mixing.distinct_sources(results(path, v), documents_meta(path, v)["source"], k=k)
+def source_mixing(path: str, v: int, k: int = mixing.K) -> pd.DataFrame:
+    """``analysis.mixing.count_sources`` over the cached results and document sources."""
+    return mixing.count_sources(results(path, v), documents_meta(path, v)["source"], k=k)
 
 
 def columns_in_order(lad: ladder.Ladder | None, pq: pd.DataFrame, x: str) -> list[str]:

@@ -11,6 +11,7 @@ from typing import Iterator
 import pandas as pd
 import streamlit as st
 
+from emb_s_core import metrics
 from emb_s_core.errors import EmbSError
 from ui import data, state
 
@@ -75,10 +76,10 @@ def filters(path: str, v: int) -> tuple[tuple[str, ...], tuple[str, ...], str]:
 def metric_choice(container=st.sidebar) -> str:
     """Metric family + K (URL keys metric, k) → the metric name, e.g. SR@10."""
     with container:
-        family = state.selectbox("Metric", list(data.METRIC_FAMILIES), "metric", default="SR@K")
-        k = state.selectbox("K", [str(k) for k in data.KS], "k", default="10",
+        family = state.selectbox("Metric", list(metrics.FAMILY_NAMES), "metric", default="SR@K")
+        k = state.selectbox("K", [str(k) for k in metrics.KS], "k", default="10",
                             disabled=not family.endswith("@K"))
-    return data.metric_name(family, k)
+    return metrics.metric_name(family, k)
 
 
 def _slug(text: str) -> str:

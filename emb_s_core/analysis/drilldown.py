@@ -13,6 +13,9 @@ import re
 import numpy as np
 import pandas as pd
 
+from emb_s_core import metrics
+from emb_s_core.schema import OK
+
 GOLD, HARD_NEGATIVE, OTHER = "gold", "hard negative", "other"
 _WORD = re.compile(r"\s+|[^\s]+")
 
@@ -34,13 +37,15 @@ def failures(per_query: pd.DataFrame, run: str, rung: str, metric: str, x: str =
     """The (run, rung) rows that failed ``metric``: value < 1 (for HN-intrusion: an intrusion, value 1), worst first.
 
     ``x="scale"`` selects by the pooled scale column (all domain rungs of one size) instead of one rung."""
-    col = "hn_intrusion" if metric == "HN-intrusion" else metric
-    d = per_query[(per_query["run"] == run) & (per_query[x] == rung) & (per_query["status"] == "ok")]
+    m = metrics.metric(metric)
+    col = m.column
+    d = per_query[(per_query["run"] == run) & (per_query[x] == rung) & (per_query["status"] == OK)]
     if col not in d:
         return d.iloc[0:0]
     d = d.dropna(subset=[col])
-    bad = d[d[col] >= 1.0] if col == "hn_intrusion" else d[d[col] < 1.0]
-    return bad.sort_values([col, "qid"])
+    # a failure is any value short of the best one: below 1 where higher is better, above 0 where lower is
+    bad = d[d[col] < 1.0] if m.higher_is_better else d[d[col] > 0.0]
+    return bad.sort_values([col, "qid"], ascending=[m.higher_is_better, True])
 
 
 def _role(doc_id: int, gold: set[int], negs: set[int]) -> str:
@@ -58,7 +63,7 @@ def rank_table(results: pd.DataFrame, gold: list[int], negatives: list[int], run
     rows = []
     for row in res.itertuples(index=False):
         out = {"run": row.run, "rung": row.rung, "status": row.status}
-        if row.status == "ok":
+        if row.status == OK:
             ids = np.asarray(row.doc_ids if row.doc_ids is not None else [], dtype=np.int64)
             pos = {int(d): i + 1 for i, d in enumerate(ids)}
             out.update({lab: pos.get(d, 0) for lab, (d, _) in zip(labels, docs)})

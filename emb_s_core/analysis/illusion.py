@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from emb_s_core import ladder, metrics
+from emb_s_core.analysis.views import scale_of
 from emb_s_core.errors import EmbSError
 
 GAP_METRICS = ("SR@10", "FR@10", "R@1")
@@ -73,11 +74,6 @@ def gap(pq: pd.DataFrame, runs: Sequence[str] | None = None, metric_names: Seque
 
 
 # ------------------------------------------------------------------------------------------- effective scale
-def scale_of(rung: str) -> str:
-    """``64K/history`` → ``64K`` (domain rungs of one size pooled); shared rungs keep their name."""
-    return rung.split("/", 1)[0]
-
-
 def _first_drop(curves: np.ndarray, fraction: float) -> np.ndarray:
     """Per row of ``curves`` (replicates × scales): index of the last scale before the first one below
     ``fraction`` × the base (column 0); ``n_scales`` when none falls below (never drops)."""
@@ -184,7 +180,12 @@ def overview(pq: pd.DataFrame, lad: ladder.Ladder | None, metric: str, x: str, r
             eff = effective_for_ladder(pq, lad, runs=list(run_names))
         except EmbSError:  # fewer than two scales: no effective scale to show
             pass
-    return {"agg": agg, "states": states, "columns": cols, "rows": names, "twins": twins, "effective": eff}
+    table = views.overview_table(agg, states, metric, x, names)
+    if len(eff):
+        table = table.merge(eff[["run", "effective"]].rename(columns={"effective": "effective scale (SR@10)"}),
+                            on="run", how="left")
+    return {"agg": agg, "states": states, "columns": cols, "rows": names, "twins": twins, "effective": eff,
+            "table": table}
 
 
 def gap_or_empty(pq: pd.DataFrame, runs: Sequence[str], metric: str) -> pd.DataFrame:
@@ -198,7 +199,9 @@ def gap_or_empty(pq: pd.DataFrame, runs: Sequence[str], metric: str) -> pd.DataF
 def report(ws, runs: Sequence[str] | None = None, fraction: float = EFFECTIVE_FRACTION, by_domain: bool = False,
            n_resamples: int = 10000, n_boot: int = 1000, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """What ``emb-s report --illusion`` prints: (the illusion gap table, the effective-scale table) of ``ws``."""
-    pq = metrics.workspace_per_query(ws, list(runs) if runs is not None else None)
+    from emb_s_core.analysis import views
+
+    pq = views.per_query(ws, runs)
     if pq.empty:
         raise EmbSError("no results in the workspace", where=str(ws.path),
                         fix="evaluate a retriever first (`emb-s eval -r bm25 --ladder both`).")

@@ -1,7 +1,8 @@
 """The workspace's score table and run comparisons: what ``emb-s report`` / ``emb-s compare`` print and export.
 
-Both read stored results once through :func:`metrics.workspace_per_query`, so the CLI and the dashboard show the same
-numbers. Rungs are listed in ladder order (64K/d … full) when the workspace has a ladder.
+Both read stored results once through :func:`views.per_query`, so the CLI and the dashboard show the same numbers
+(the Compare page passes its cached, filtered per-query frame to the same functions). Rungs are listed in ladder order
+(64K/d … full) when the workspace has a ladder.
 """
 from __future__ import annotations
 
@@ -10,10 +11,13 @@ from typing import Sequence
 import pandas as pd
 
 from emb_s_core import metrics
+from emb_s_core.analysis import views
 from emb_s_core.errors import EmbSError
+from emb_s_core.schema import OK
 from emb_s_core.store import Workspace
 
 REPORT_COLUMNS = ["run", "rung", "metric", "value", "n", "ci_low", "ci_high"]
+PAIRED_COLUMNS = ["rung", "delta", "ci_low", "ci_high", "p_value", "n", "wins", "losses", "ties"]
 
 
 def rows(ws: Workspace, runs: Sequence[str] | None = None, metric_names: Sequence[str] | None = None,
@@ -30,9 +34,12 @@ def rows(ws: Workspace, runs: Sequence[str] | None = None, metric_names: Sequenc
 
 
 def compare(ws: Workspace, run_a: str, run_b: str, metric: str = "SR@10", rungs: Sequence[str] | None = None,
-            n_resamples: int = 10000, seed: int = 0) -> pd.DataFrame:
-    """The paired test of ``run_a`` against ``run_b`` on every rung both were evaluated on (or ``rungs``)."""
-    pq = _per_query(ws, [run_a, run_b])
+            n_resamples: int = 10000, seed: int = 0, per_query_df: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The paired test of ``run_a`` against ``run_b`` on every rung both were evaluated on (or ``rungs``), one row
+    per rung in ladder order (the columns of ``metrics.paired_test``).
+
+    ``per_query_df``: an already scored (e.g. filtered) per-query frame to test on instead of the workspace's."""
+    pq = per_query_df if per_query_df is not None else _per_query(ws, [run_a, run_b])
     for run in (run_a, run_b):
         if not (pq["run"] == run).any():
             raise EmbSError(f"no results for run {run!r}", where=str(ws.path),
@@ -51,12 +58,43 @@ def compare(ws: Workspace, run_a: str, run_b: str, metric: str = "SR@10", rungs:
     return _in_ladder_order(ws, pd.DataFrame(tests), ["rung"])
 
 
+def ranked_rungs(per_query_df: pd.DataFrame, run_a: str, run_b: str, order: Sequence[str]
+                 ) -> tuple[list[str], list[str]]:
+    """(rungs where both runs have rankings, rungs where only one has), each in ``order``."""
+    ok = per_query_df[per_query_df["status"] == OK]
+    ran_a = set(ok.loc[ok["run"] == run_a, "rung"])
+    ran_b = set(ok.loc[ok["run"] == run_b, "rung"])
+    return [r for r in order if r in ran_a & ran_b], [r for r in order if r in ran_a ^ ran_b]
+
+
+def side_by_side(per_query_df: pd.DataFrame, run_a: str, run_b: str, rung: str, metric: str,
+                 texts: pd.Series | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(queries where A is better, queries where B is better) on ``rung``: qid, [text], the metric of A and of B.
+
+    Only queries both runs scored; "better" follows the metric's direction in the catalogue (lower is better for
+    HN-intrusion). ``texts`` (qid → query text) adds the ``text`` column."""
+    m = metrics.metric(metric)
+    here = per_query_df[(per_query_df["rung"] == rung) & per_query_df["run"].isin([run_a, run_b])]
+    side = here.pivot_table(index="qid", columns="run", values=m.column, aggfunc="first")
+    if run_a not in side or run_b not in side:
+        side = pd.DataFrame(columns=[run_a, run_b], index=pd.Index([], name="qid"), dtype=float)
+    side = side[[run_a, run_b]].dropna()
+    side.columns.name = None
+    gain = (side[run_a] - side[run_b]) * (1 if m.higher_is_better else -1)
+    parts = [side[gain > 0].reset_index(), side[gain < 0].reset_index()]
+    if texts is not None:
+        for part in parts:
+            part.insert(1, "text", part["qid"].map(texts))
+    return parts[0], parts[1]
+
+
 def _per_query(ws: Workspace, runs: Sequence[str] | None) -> pd.DataFrame:
-    pq = metrics.workspace_per_query(ws, list(runs) if runs is not None else None)
+    pq = views.per_query(ws, runs)
     if pq.empty:
         what = "no results" if runs is None else f"no results for run(s) {', '.join(runs)}"
         raise EmbSError(f"{what} in the workspace", where=str(ws.path),
-                        fix="evaluate a retriever first (`emb-s eval`) or import a run file (`emb-s runs import`).")
+                        fix="evaluate a retriever first (`emb-s eval --workspace DIR --retriever bm25`) or import a run "
+                            "file (`emb-s runs import --workspace DIR --name NAME FILE`).")
     return pq
 
 

@@ -6,41 +6,18 @@ apply the same filters and call the same metrics functions; pages add caching on
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-from emb_s_core import bank, ladder, runs
+from emb_s_core import bank, ladder, metrics, runs
 from emb_s_core.errors import EmbSError
+from emb_s_core.schema import CELL_DOES_NOT_FIT, CELL_ERROR, CELL_NOT_RUN, CELL_OK, DOES_NOT_FIT, OK
 from emb_s_core.store import Workspace
 
-METRIC_FAMILIES = ("SR@K", "FR@K", "R@1", "MRR", "nDCG@10", "HN-intrusion")
-KS = (1, 5, 10, 20, 50, 100)
 SOURCES = ("all", "single", "multi")
-
-
-def metric_name(family: str, k: int | str) -> str:
-    """``SR@K`` + 10 → ``SR@10``; other families have no K."""
-    return family.replace("@K", f"@{k}") if family.endswith("@K") else family
-
-
-def check_metric(metric: str) -> str:
-    """Validate a metric name such as SR@10, FR@5, R@1, MRR, nDCG@10, HN-intrusion."""
-    fam, _, k = metric.partition("@")
-    if metric in ("R@1", "MRR", "nDCG@10", "HN-intrusion") or (fam in ("SR", "FR") and k.isdigit()
-                                                                and int(k) in KS):
-        return metric
-    raise EmbSError(f"unknown metric {metric!r}",
-                    fix=f"use SR@K or FR@K with K in {', '.join(map(str, KS))}, or R@1, MRR, nDCG@10, HN-intrusion.")
-
-
-def metric_k(metric: str) -> int | None:
-    return int(metric.split("@")[1]) if metric[:3] in ("SR@", "FR@") else None
-
-
-def metric_column(metric: str) -> str:
-    """The per-query column holding ``metric`` (the contract names hard-negative intrusion ``hn_intrusion``)."""
-    return "hn_intrusion" if metric == "HN-intrusion" else metric
+PER_QUERY_BASE = ["run", "rung", "qid", "status", "scale", "domain", "task_type", "multi_source"]
 
 
 def scale_of(rung: str) -> str:
@@ -48,14 +25,13 @@ def scale_of(rung: str) -> str:
     return rung.split("/", 1)[0]
 
 
-def per_query(ws: Workspace) -> pd.DataFrame:
-    """``metrics.per_query`` over every stored result, plus ``scale`` (domain rungs of one size pooled)."""
-    from emb_s_core import metrics
-
-    res = runs.load_results(ws)
+def per_query(ws: Workspace, run_names: Sequence[str] | None = None) -> pd.DataFrame:
+    """``metrics.per_query`` over the stored results (all runs, or ``run_names``) and the bank's queries, plus
+    ``scale`` (domain rungs of one size pooled). The one workspace-level entry: report, compare and the dashboard
+    all score through it."""
+    res = runs.load_results(ws, runs=list(run_names) if run_names is not None else None)
     if res.empty:
-        return pd.DataFrame(columns=["run", "rung", "qid", "status", "scale", "domain", "task_type",
-                                     "multi_source"])
+        return pd.DataFrame(columns=PER_QUERY_BASE)
     pq = metrics.per_query(res, bank.queries(ws))
     pq["scale"] = pq["rung"].map(scale_of)
     return pq
@@ -87,16 +63,51 @@ def columns(lad: ladder.Ladder | None, pq: pd.DataFrame, x: str) -> list[str]:
 def overview(pq: pd.DataFrame, lad: ladder.Ladder | None, metric: str, x: str, run_names: list[str]
              ) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     """(aggregate, cell states, columns) for the heatmap and curves of ``metric`` over ``run_names``."""
-    from emb_s_core import metrics
-    from emb_s_core.figures import heatmap
-
     cols = columns(lad, pq, x)
     pq = pq[pq["run"].isin(run_names)] if len(pq) else pq  # only the shown runs are aggregated
     if pq.empty:
         agg = pd.DataFrame(columns=["run", x, "metric", "value", "n", "ci_low", "ci_high"])
     else:
         agg = metrics.aggregate(pq, by=("run", x), metrics=[metric])
-    return agg, heatmap.cell_states(pq, run_names, cols, x=x), cols
+    return agg, cell_states(pq, run_names, cols, x=x), cols
+
+
+def overview_table(agg: pd.DataFrame, states: pd.DataFrame, metric: str, x: str, run_names: list[str]
+                   ) -> pd.DataFrame:
+    """The Overview's table: one row per (run, column) cell with its state, the value of ``metric``, n and the
+    interval (cells without a score keep their state and a blank value)."""
+    table = agg[agg["run"].isin(run_names)].merge(states[["run", x, "state"]], on=["run", x], how="right")
+    return table[["run", x, "state", "value", "n", "ci_low", "ci_high"]].rename(columns={"value": metric})
+
+
+def unscored(states: pd.DataFrame) -> list[str]:
+    """The distinct states of the cells that have no score (everything but ok), sorted."""
+    return sorted(set(states.loc[states["state"] != CELL_OK, "state"]))
+
+
+def cell_states(per_query_df: pd.DataFrame, run_names: list[str], cols: list[str], x: str = "rung") -> pd.DataFrame:
+    """State of every (run, x) cell from the per-query statuses (``schema.CELL_*``), with ``n_ok`` and ``n_total``.
+
+    A cell is ok when at least one of its queries has a ranking; "does not fit" when every query was too long for
+    the model; error when all failed otherwise; "not run" when the run stored nothing there. Neither of the last
+    three is ever drawn as a zero.
+    """
+    grid = pd.MultiIndex.from_product([run_names, cols], names=["run", x]).to_frame(index=False)
+    if per_query_df.empty:
+        grid["state"] = CELL_NOT_RUN
+        grid["n_ok"] = grid["n_total"] = 0
+        return grid
+    status = per_query_df["status"]
+    counts = (per_query_df.assign(is_ok=status == OK, is_fit=status == DOES_NOT_FIT)
+              .groupby(["run", x], observed=True)
+              .agg(n_total=("status", "size"), n_ok=("is_ok", "sum"), n_nofit=("is_fit", "sum"))
+              .reset_index())
+    out = grid.merge(counts, on=["run", x], how="left")
+    out[["n_total", "n_ok", "n_nofit"]] = out[["n_total", "n_ok", "n_nofit"]].fillna(0).astype(int)
+    out["state"] = np.select(
+        [out["n_total"] == 0, out["n_ok"] > 0, out["n_nofit"] == out["n_total"]],
+        [CELL_NOT_RUN, CELL_OK, CELL_DOES_NOT_FIT], default=CELL_ERROR)
+    return out.drop(columns="n_nofit")
 
 
 def figure(ws: Workspace, kind: str, metric: str = "SR@10", *, run_names: list[str] | None = None, x: str = "scale",
@@ -107,26 +118,27 @@ def figure(ws: Workspace, kind: str, metric: str = "SR@10", *, run_names: list[s
     lad = ladder.load(ws)
     all_runs = runs.list_runs(ws)["run"].tolist()
     if not all_runs:
-        raise EmbSError(f"the workspace {ws.path} has no runs", fix="evaluate a retriever first (`emb-s evaluate`).")
+        raise EmbSError(f"the workspace {ws.path} has no runs", fix="evaluate a retriever first (`emb-s eval --workspace DIR --retriever bm25`).")
     chosen = run_names or all_runs
     unknown = [r for r in chosen if r not in all_runs]
     if unknown:
         raise EmbSError(f"no run named {', '.join(unknown)}", fix=f"use some of: {', '.join(all_runs)}.")
     name = Path(ws.path).name
     if kind == "mixing":
-        pair = list(dict.fromkeys([r.name for r in lad.rungs if r.kind == "shared"][:1] + [lad.rungs[-1].name]))
-        docs = bank.documents(ws, ["doc_id", "source"]).set_index("doc_id")["source"]
-        dist = mixing.distinct_sources(runs.load_results(ws, runs=chosen[:1], rungs=pair), docs, k=10)
-        n = int(dist.groupby("rung").size().max()) if len(dist) else 0
-        return mixing.mixing(dist, chosen[0], pair, k=10, caption=style.caption(name, pair, 10, n))
+        from emb_s_core.analysis import mixing as mixing_view
+
+        pair = mixing_view.rung_pair(lad)
+        dist = mixing_view.distinct_sources(ws, run_names=chosen[:1], rungs=pair, k=mixing_view.K)
+        return mixing.mixing(dist, chosen[0], pair, k=mixing_view.K,
+                             caption=style.caption(name, pair, mixing_view.K, mixing_view.n_queries(dist)))
     if kind not in ("heatmap", "curves"):
         raise EmbSError(f"unknown figure {kind!r}", fix="use heatmap, curves or mixing.")
-    metric = check_metric(metric)
+    m = metrics.metric(metric)
     pq = filter_rows(per_query(ws), domains, tasks, sources)
     if pq.empty:
         raise EmbSError("no query matches the filters", fix="widen --domain / --task / --sources.")
     agg, states, cols = overview(pq, lad, metric, x, chosen)
-    cap = style.caption(name, cols, metric_k(metric), int(pq["qid"].nunique()),
+    cap = style.caption(name, cols, m.k, int(pq["qid"].nunique()),
                         extra="filtered" if (domains or tasks or sources != "all") else None)
     build = heatmap.heatmap if kind == "heatmap" else curves.curves
-    return build(agg, states, metric, chosen, cols, x=x, caption=cap)
+    return build(agg, states, m.name, chosen, cols, x=x, caption=cap)

@@ -27,8 +27,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from emb_s_core.store import writer_settings
+
     try:
-        result = args.func(args)
+        with writer_settings(wait=not getattr(args, "no_wait", False)):
+            result = args.func(args)
     except EmbSError as exc:
         print(f"emb-s: error: {exc}", file=sys.stderr)
         return 2

@@ -14,7 +14,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", "-f", required=True, choices=sorted(FORMATS), dest="fmt")
     p.add_argument("--source", help="name recorded as the documents' source (default: the format)")
     p.add_argument("--domain", help="domain set on every imported document and query that has none")
-    add_workspace(p)
+    add_workspace(p, writes=True)
     p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("info", help="summary of a workspace's bank")

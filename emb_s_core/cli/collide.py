@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("collide", help="collision testing: an LLM labels each query's nearest non-reference "
                                        "documents Conflict / Hard Negative / False Negative")
-    add_workspace(p)
+    add_workspace(p, writes=True)
     p.add_argument("--embedder", default="dense:minilm-l6", metavar="SPEC",
                    help="dense retriever spec whose cached vectors find the candidates (default dense:minilm-l6)")
     add_model_options(p)

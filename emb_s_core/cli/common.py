@@ -9,8 +9,13 @@ from typing import Any
 DEFAULT_MODEL = "local/smollm2-135m"
 
 
-def add_workspace(parser: argparse.ArgumentParser) -> None:
+def add_workspace(parser: argparse.ArgumentParser, *, writes: bool = False) -> None:
+    """``--workspace``; a command that writes also gets ``--no-wait`` (fail at once if another writer holds the
+    workspace's lock, instead of waiting for it)."""
     parser.add_argument("--workspace", "-w", required=True, metavar="DIR", help="workspace folder")
+    if writes:
+        parser.add_argument("--no-wait", action="store_true",
+                            help="fail at once when another process is writing the workspace (default: wait)")
 
 
 def print_json(obj: Any) -> None:

@@ -8,7 +8,7 @@ from emb_s_core.cli.common import add_workspace, print_table
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="generate the adversarial demo bank, build its ladder, evaluate retrievers")
-    add_workspace(p)
+    add_workspace(p, writes=True)
     p.add_argument("--tokens", default=None, help="bank size in tokens, e.g. 1M or 10M (default: about 1.25M)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--retrievers", default=None,

@@ -12,7 +12,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("domains", help="label documents (and so queries) with at most 8 broad domains")
     dsub = p.add_subparsers(dest="domains_command", metavar="ACTION", required=True)
     lab = dsub.add_parser("label", help="zero-shot by an offline embedder (default) or by an LLM (--model)")
-    add_workspace(lab)
+    add_workspace(lab, writes=True)
     lab.add_argument("--embedder", default="dense:minilm-l6", metavar="SPEC",
                      help="dense retriever spec for zero-shot labeling (default dense:minilm-l6)")
     add_model_options(lab, default=None)

@@ -8,7 +8,7 @@ from emb_s_core.cli.common import add_workspace
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("eval", help="evaluate a retriever on the ladder's rungs (resumes an interrupted run)")
-    add_workspace(p)
+    add_workspace(p, writes=True)
     p.add_argument("--retriever", "-r", required=True, metavar="SPEC",
                    help="bm25, bm25-reference, dense:minilm-l6, dense:minilm-l3, dense:<folder>, "
                         "dense:litellm/<model>, hybrid:<a>+<b>, rerank:<model>:<base>")

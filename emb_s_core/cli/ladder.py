@@ -10,7 +10,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("ladder", help="build or show the reference-corpus ladder")
     lsub = p.add_subparsers(dest="ladder_command", metavar="ACTION", required=True)
     b = lsub.add_parser("build", help="build the nested ladder from the workspace's bank")
-    add_workspace(b)
+    add_workspace(b, writes=True)
     b.add_argument("--base", default="64K", help="base (per-domain) rung size (default 64K)")
     b.add_argument("--domain-sizes", default="64K,128K,256K", help="per-domain rung sizes (default 64K,128K,256K)")
     b.add_argument("--shared-size", default=None, help="shared rung size (default 8 x base = 512K)")

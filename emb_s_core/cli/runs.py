@@ -16,7 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="default: jsonl for .jsonl/.json files, else trec")
     i.add_argument("--rung", default=None,
                    help="TREC: the rung the file ranks (default: one ranking over the bank, filtered per rung)")
-    add_workspace(i)
+    add_workspace(i, writes=True)
     i.set_defaults(func=cmd_import)
     ls = rsub.add_parser("list", help="list the runs")
     add_workspace(ls)
@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls.set_defaults(func=cmd_list)
     d = rsub.add_parser("delete", help="delete a run and its results")
     d.add_argument("name")
-    add_workspace(d)
+    add_workspace(d, writes=True)
     d.set_defaults(func=cmd_delete)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from emb_s_core.cli.common import (DEFAULT_MODEL, add_model_options, add_workspace, gateway_from_args,
+from emb_s_core.cli.common import (add_model_options, add_workspace, gateway_from_args,
                                    print_json, print_progress, print_table)
 
 
@@ -19,7 +19,7 @@ def _add_scope(p: argparse.ArgumentParser) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("localize", help="long-context localization: the model names the relevant DocIDs of a rung")
-    add_workspace(p)
+    add_workspace(p, writes=True)
     add_model_options(p)
     _add_scope(p)
     p.add_argument("-k", type=int, default=10, help="ids asked for and kept (default 10)")
@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_localize, default_max_tokens=64)
 
     p = sub.add_parser("qa", help="generative QA: GLOBAL (whole rung) or retrieve-then-generate (top-K of a run)")
-    add_workspace(p)
+    add_workspace(p, writes=True)
     add_model_options(p)
     _add_scope(p)
     p.add_argument("--setting", choices=("rag", "global"), default="rag")
@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_qa, default_max_tokens=32)
 
     p = sub.add_parser("judge", help="score QA answers 0-5 (reference match offline, or an LLM judge)")
-    add_workspace(p)
+    add_workspace(p, writes=True)
     p.add_argument("--qa-run", required=True)
     add_model_options(p, default="reference", flag="--judge")
     _add_scope(p)
@@ -60,7 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rungs", default=None)
     p.add_argument("--cases", default=None, metavar="QUADRANT",
                    help="list the queries of one quadrant (use_failure, access_failure, ...)")
-    p.add_argument("--figure", default=None, metavar="FILE.html", help="write the quadrant-share figure (HTML)")
+    p.add_argument("--figure", default=None, metavar="FILE.html", help="write the quadrant-share figure; the suffix picks the format (.html .png .svg .pdf)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_diagnose)
 
@@ -123,7 +123,7 @@ def cmd_qa(args: argparse.Namespace) -> int:
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
-    from emb_s_core import judge
+    from emb_s_core import judge, protocol
     from emb_s_core.protocol import parse_list
     from emb_s_core.store import Workspace
 
@@ -132,8 +132,8 @@ def cmd_judge(args: argparse.Namespace) -> int:
     gw = None
     if args.judge != judge.REFERENCE:
         gw = gateway_from_args(args, ws, args.judge)
-        todo = judge._todo(ws, args.qa_run, args.judge, args.repeats, rungs, args.limit)
-        prompt = judge.protocol.load_prompt("judge")
+        todo = judge.pending(ws, args.qa_run, args.judge, args.repeats, rungs, args.limit)
+        prompt = protocol.load_prompt("judge")
         batch = [judge.judge_messages(prompt, q, t, a) for q, t, a in
                  zip(todo["question"], todo["true_answer"], todo["answer"])]
         _show_estimate(gw.estimate(batch, salts=[int(r) or None for r in todo["repeat"]]))
@@ -165,10 +165,16 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     by = parse_list(args.by) or ["rung"]
     summ = diagnose.summary(df, by)
     if args.figure:
-        from emb_s_core.figures.access_use import quadrant_shares
+        from pathlib import Path
 
-        quadrant_shares(summ, x=by[0]).write_html(args.figure, include_plotlyjs="cdn")
-        print(f"figure: {args.figure}", file=sys.stderr)
+        from emb_s_core import export
+        from emb_s_core.analysis import access_use
+
+        fig = access_use.figure(df, summ, bank=Path(ws.path).name, access_run=args.access_run, qa_run=args.qa_run,
+                                judge=args.judge, k=args.k, access_threshold=args.access_threshold,
+                                score_threshold=args.score_threshold, by=by[0])
+        for path in export.figures_to_files([(fig, args.figure)]):
+            print(f"figure: {path}", file=sys.stderr)
     if args.cases:
         rows = diagnose.cases(df, args.cases)
         cols = ["rung", "qid", "sr", "score", "answer", "domain", "task_type"]
@@ -180,7 +186,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     if args.json:
         print_json(summ.to_dict("records"))
         return 0
-    wide = summ.pivot_table(index=by, columns="quadrant", values="n", aggfunc="sum", sort=False).reset_index()
-    extra = summ.drop_duplicates(by)[[*by, "n_classified", "n_excluded"]]
-    print_table(wide.merge(extra, on=by).to_dict("records"))
+    from emb_s_core.analysis import access_use
+
+    print_table(access_use.wide(summ, by).to_dict("records"))
     return 0

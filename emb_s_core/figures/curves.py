@@ -8,6 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from emb_s_core.figures import style
+from emb_s_core.schema import CELL_OK
 
 
 def _rgba(hex_color: str, alpha: float) -> str:
@@ -18,7 +19,7 @@ def _rgba(hex_color: str, alpha: float) -> str:
 def curves(agg: pd.DataFrame, states: pd.DataFrame, metric: str, runs: list[str], rungs: list[str], *,
            x: str = "rung", caption: str = "", title: str | None = None, twins: dict[str, str] | None = None,
            thresholds: dict[str, tuple[float, str]] | None = None) -> go.Figure:
-    """``metric`` per run over ``rungs`` (ladder order); ``states`` from ``heatmap.cell_states``.
+    """``metric`` per run over ``rungs`` (ladder order); ``states`` from ``analysis.views.cell_states``.
 
     ``twins`` (row name → its run): benign-twin rows, drawn dashed in their run's colour (adversarial solid).
     ``thresholds`` (run → (value, label)): a dotted horizontal line per run, e.g. the effective-scale threshold.
@@ -37,7 +38,7 @@ def curves(agg: pd.DataFrame, states: pd.DataFrame, metric: str, runs: list[str]
     for run in runs:
         vals, lo, hi, ns = [], [], [], []
         for rung in rungs:
-            ok = st.get((run, rung)) == "ok" and (run, rung) in a.index
+            ok = st.get((run, rung)) == CELL_OK and (run, rung) in a.index
             row = a.loc[(run, rung)] if ok else None
             vals.append(float(row["value"]) if ok else None)
             lo.append(float(row["ci_low"]) if ok else None)

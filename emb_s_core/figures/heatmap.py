@@ -8,37 +8,11 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 from emb_s_core.figures import style
-
-OK, ERROR = "ok", "error"
-
-
-def cell_states(per_query: pd.DataFrame, runs: list[str], rungs: list[str], x: str = "rung") -> pd.DataFrame:
-    """State of every (run, x) cell from the per-query statuses: ok, does not fit, error or not run.
-
-    A cell is "ok" when at least one of its queries has a ranking; "does not fit"/"error" when all of them carry that
-    status; "not run" when the run stored nothing there.
-    """
-    grid = pd.MultiIndex.from_product([runs, rungs], names=["run", x]).to_frame(index=False)
-    if per_query.empty:
-        grid["state"] = style.NOT_RUN
-        grid["n_ok"] = grid["n_total"] = 0
-        return grid
-    counts = (per_query.assign(is_ok=per_query["status"] == OK, is_fit=per_query["status"] == "does_not_fit")
-              .groupby(["run", x], observed=True)
-              .agg(n_total=("status", "size"), n_ok=("is_ok", "sum"), n_nofit=("is_fit", "sum"))
-              .reset_index())
-    out = grid.merge(counts, on=["run", x], how="left")
-    out[["n_total", "n_ok", "n_nofit"]] = out[["n_total", "n_ok", "n_nofit"]].fillna(0).astype(int)
-    out["state"] = np.select(
-        [out["n_total"] == 0, out["n_ok"] > 0, out["n_nofit"] == out["n_total"]],
-        [style.NOT_RUN, OK, style.DOES_NOT_FIT], default=ERROR)
-    return out.drop(columns="n_nofit")
-
+from emb_s_core.schema import CELL_DOES_NOT_FIT, CELL_NOT_RUN, CELL_OK
 
 def _fmt(v: float) -> str:
     return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
@@ -49,7 +23,7 @@ def heatmap(agg: pd.DataFrame, states: pd.DataFrame, metric: str, runs: list[str
     """Heatmap of ``metric`` for ``runs`` (rows) × ``rungs`` (columns, in ladder order).
 
     ``agg`` is the long form of ``metrics.aggregate`` (run, <x>, metric, value, n, ci_low, ci_high); ``states`` comes
-    from :func:`cell_states`.
+    from ``analysis.views.cell_states``.
     """
     a = agg[agg["metric"] == metric].set_index(["run", x])
     st = states.set_index(["run", x])
@@ -57,13 +31,13 @@ def heatmap(agg: pd.DataFrame, states: pd.DataFrame, metric: str, runs: list[str
     for run in runs:
         zr, tr, cr, br = [], [], [], []
         for rung in rungs:
-            state = st["state"].get((run, rung), style.NOT_RUN)
+            state = st["state"].get((run, rung), CELL_NOT_RUN)
             row = a.loc[(run, rung)] if (run, rung) in a.index else None
             value = float(row["value"]) if row is not None else float("nan")
             n = int(row["n"]) if row is not None and not pd.isna(row["n"]) else 0
             lo = float(row["ci_low"]) if row is not None else float("nan")
             hi = float(row["ci_high"]) if row is not None else float("nan")
-            if state != OK:
+            if state != CELL_OK:
                 value = float("nan")
                 label = state
             elif math.isnan(value):
@@ -74,12 +48,15 @@ def heatmap(agg: pd.DataFrame, states: pd.DataFrame, metric: str, runs: list[str
             tr.append(label)
             cr.append([n, _fmt(lo), _fmt(hi), state])
             br.append(1.0 if math.isnan(value) else float("nan"))
-        z.append(zr); text.append(tr); custom.append(cr); blank.append(br)
+        z.append(zr)
+        text.append(tr)
+        custom.append(cr)
+        blank.append(br)
     shown = [[t if not math.isnan(val) else "" for t, val in zip(tr, zr)] for tr, zr in zip(text, z)]
     fig = go.Figure()
     fig.add_trace(go.Heatmap(  # grey cells under the ones without a value, labelled with their state
         z=blank, x=rungs, y=runs, colorscale=[[0, "#DDDDDD"], [1, "#DDDDDD"]], showscale=False,
-        text=[["<br>".join(t.rsplit(" ", 1)) if t in (style.NOT_RUN, style.DOES_NOT_FIT) else t for t in tr]
+        text=[["<br>".join(t.rsplit(" ", 1)) if t in (CELL_NOT_RUN, CELL_DOES_NOT_FIT) else t for t in tr]
               for tr in text], customdata=custom,
         texttemplate="%{text}", textfont=dict(size=12, color="#444444"), hoverinfo="skip", xgap=2, ygap=2))
     fig.add_trace(go.Heatmap(

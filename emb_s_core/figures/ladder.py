@@ -32,7 +32,8 @@ def composition(table: pd.DataFrame, rungs: list[str], *, by: str = "domain", va
         s = t[t["group"] == g].set_index("rung")[value].reindex(rungs).fillna(0)
         fig.add_trace(go.Bar(x=rungs, y=s.to_numpy(), name=g, marker_color=palette[g],
                              hovertemplate=f"{by} {g}<br>rung %{{x}}<br>%{{y:,}} {value}<extra></extra>"))
-    fig.update_layout(barmode="stack")
+    # the legend names the groups even when there is only one (plotly hides a single trace's legend by default)
+    fig.update_layout(barmode="stack", showlegend=True, legend_title_text=by)
     fig.update_xaxes(title_text="rung", type="category", categoryorder="array", categoryarray=rungs,
                      tickangle=-45)
     fig.update_yaxes(title_text=f"{value} (count)")

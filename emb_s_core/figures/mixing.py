@@ -4,31 +4,17 @@ pulled away by cross-source interference.
 """
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 from emb_s_core.figures import style
 
 
-def distinct_sources(results: pd.DataFrame, doc_source: pd.Series, k: int = 10) -> pd.DataFrame:
-    """Per (run, rung, qid): ``n_sources`` = number of distinct ``source`` values among the top-``k`` doc ids.
-
-    ``doc_source`` maps doc_id → source. Rows without a ranking (not ok) are left out.
-    """
-    ok = results[results["status"] == "ok"][["run", "rung", "qid", "doc_ids"]]
-    if ok.empty:
-        return pd.DataFrame(columns=["run", "rung", "qid", "n_sources"])
-    top = ok.assign(doc_ids=[np.asarray(d)[:k] for d in ok["doc_ids"]]).explode("doc_ids")
-    top = top.dropna(subset=["doc_ids"])
-    top["source"] = doc_source.reindex(top["doc_ids"].astype(np.int64).to_numpy()).to_numpy()
-    out = top.groupby(["run", "rung", "qid"])["source"].nunique().rename("n_sources").reset_index()
-    return out
-
-
 def mixing(dist: pd.DataFrame, run: str, rungs: list[str], *, k: int = 10, caption: str = "",
            title: str | None = None) -> go.Figure:
-    """Grouped bars: share of queries (y) whose top-``k`` spans 1, 2, … distinct sources (x), one colour per rung."""
+    """Grouped bars: share of queries (y) whose top-``k`` spans 1, 2, … distinct sources (x), one colour per rung.
+
+    ``dist`` is the frame of ``analysis.mixing.distinct_sources`` (run, rung, qid, n_sources)."""
     d = dist[(dist["run"] == run) & dist["rung"].isin(rungs)]
     palette = style.colors(rungs)
     top = int(d["n_sources"].max()) if len(d) else 1

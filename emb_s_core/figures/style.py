@@ -14,24 +14,19 @@ OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "
 SEQUENTIAL = "Viridis"  # perceptually uniform and colour-blind safe, for heatmaps
 FONT = dict(family="Helvetica, Arial, sans-serif", size=14, color="#222222")
 WIDTH, HEIGHT = 900, 520
-NOT_RUN = "not run"
-DOES_NOT_FIT = "does not fit"
-
-METRIC_LABELS = {
-    "R@1": "R@1 (single-source queries)",
-    "MRR": "MRR",
-    "nDCG@10": "nDCG@10",
-    "HN-intrusion": "hard-negative intrusion rate",
-}
+TITLE_PAD = 16  # pixels between the image's left edge and the title / caption line
 
 
 def metric_label(metric: str) -> str:
-    """Axis title for a metric; SR/FR spell out their meaning so a figure stands alone."""
-    if metric.startswith("SR@"):
-        return f"{metric} (share of gold found in top-{metric[3:]})"
-    if metric.startswith("FR@"):
-        return f"{metric} (all gold in top-{metric[3:]}, multi-source)"
-    return METRIC_LABELS.get(metric, metric)
+    """Axis title for a metric from the catalogue in ``metrics`` (SR/FR spell out their meaning so a figure stands
+    alone); a name the catalogue does not know is shown as it is."""
+    from emb_s_core import metrics
+    from emb_s_core.errors import EmbSError
+
+    try:
+        return metrics.metric(metric).label
+    except EmbSError:
+        return metric
 
 
 def colors(names: Iterable[str]) -> dict[str, str]:
@@ -62,7 +57,8 @@ def apply(fig: go.Figure, title: str, caption_text: str = "", *, height: int | N
           width: int | None = None) -> go.Figure:
     """Title, fonts, white background, and the caption line as the subtitle (never overlapping tick labels)."""
     fig.update_layout(
-        title=dict(text=title, x=0.0, xanchor="left", font=dict(size=18),
+        # left-anchored with padding: an exported file's title keeps clear of the image edge
+        title=dict(text=title, x=0.0, xanchor="left", pad=dict(l=TITLE_PAD), font=dict(size=18),
                    subtitle=dict(text=caption_text, font=dict(size=12, color="#555555"))),
         font=FONT,
         template="simple_white",

@@ -26,10 +26,7 @@ from emb_s_core.errors import EmbSError
 from emb_s_core.llm.cache import CACHE_FILE, ResponseCache
 from emb_s_core.llm.local import LOCAL_LABEL, LOCAL_MODEL, LOCAL_WINDOW, local_handler, local_tokenizer
 from emb_s_core.llm.secrets import SECRET_NAME, load_secrets, redact
-
-OK = "ok"
-DOES_NOT_FIT = "does_not_fit"
-ERROR = "error"
+from emb_s_core.schema import DOES_NOT_FIT, ERROR, OK
 
 Messages = list[dict[str, str]]
 ProgressFn = Callable[[str, float], None]

@@ -25,11 +25,28 @@ class Ranking:
     scores: np.ndarray  # (n_queries, k) float
 
 
+# Optional abilities a retriever declares in ``capabilities`` (part of the protocol; callers ask ``can``, they never
+# probe with hasattr or isinstance).
+EMBEDDINGS = "embeddings"  # ``score`` is the cosine similarity of cached document embeddings to the query's: usable
+#                            for collision candidates and domain labels (nearest documents by meaning)
+
+
 class Retriever:
     """Base class: subclasses set ``spec`` and implement ``prepare`` and ``score`` (or override ``rank``)."""
 
     spec: str = ""
     doc_ids: np.ndarray = np.empty(0, np.int64)  # sorted ids of the prepared documents
+    capabilities: frozenset[str] = frozenset()
+
+    def can(self, capability: str) -> bool:
+        """Whether this retriever declares ``capability`` (e.g. :data:`EMBEDDINGS`)."""
+        return capability in self.capabilities
+
+    def check(self) -> None:
+        """Load what the retriever needs (models, files) now, so a missing one fails before anything is written.
+
+        Every caller calls it before ``prepare``; retrievers with nothing to load keep this default."""
+        return None
 
     def config(self) -> dict[str, Any]:
         """The retriever's identity: part of the run's configuration (a change means a new run)."""

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from emb_s_core.errors import EmbSError
-from emb_s_core.retrievers.base import Retriever, documents
+from emb_s_core.retrievers.base import EMBEDDINGS, Retriever, documents
 from emb_s_core.retrievers.embedders import Embedder
 from emb_s_core.store import Workspace
 
@@ -86,6 +86,8 @@ def embed_documents(ws: Workspace, embedder: Embedder, chunk_size: int, hashes: 
 
 class Dense(Retriever):
     """Exact dense retrieval with an :class:`Embedder`; chunk size (tokens of the model's tokenizer) is identity."""
+
+    capabilities = frozenset({EMBEDDINGS})
 
     def __init__(self, spec: str, embedder_factory: Callable[[], Embedder], model_id: dict[str, Any],
                  chunk_size: int | None = None) -> None:

@@ -22,8 +22,7 @@ class Hybrid(Retriever):
 
     def check(self) -> None:
         for p in self.parts:
-            if hasattr(p, "check"):
-                p.check()
+            p.check()
 
     def config(self) -> dict[str, Any]:
         return {"spec": self.spec, "fusion": "rrf", "k_rrf": self.k_rrf, "depth": self.depth,

@@ -43,8 +43,7 @@ class Rerank(Retriever):
             raise EmbSError(f"reranker model {self.model!r} not found (no such folder)",
                             fix="pass a local CrossEncoder folder: rerank:<folder>:<base-spec>; none ships offline.")
         _load_cross_encoder(str(Path(self.model).expanduser()))
-        if hasattr(self.base, "check"):
-            self.base.check()
+        self.base.check()
 
     def config(self) -> dict[str, Any]:
         return {"spec": self.spec, "reranker": str(Path(self.model).expanduser().resolve()), "depth": self.depth,

@@ -31,19 +31,25 @@ def reader(fmt: str) -> Callable[..., Bank]:
 
 
 def read_bank(fmt: str, path: str | Path, source: str | None = None, domain: str | None = None) -> Bank:
-    """Read and validate one source; raises EmbSError naming the file and line of the first problem.
+    """Read and validate one source (through :mod:`validate`); raises EmbSError naming the file and line of the
+    first problem.
 
     ``domain`` is set on every document and query that has none: most public datasets carry no domain, and the
     ladder builds its 64K/128K/256K rungs per domain.
     """
     if domain is not None and not domain.strip():
         raise EmbSError("--domain is empty", fix="pass a domain name, e.g. --domain wikipedia, or leave it out.")
-    path = Path(path)
-    if not path.exists():
-        raise EmbSError(f"path not found: {path}", fix="check the path you passed to import.")
-    bank = reader(fmt)(path, source or fmt)
+    from emb_s_core.sources.validate import input_path, validate_bank
+
+    path = input_path(Path(path), "import path")  # a FIFO, link loop, unreadable path: their own words
+    read = reader(fmt)
+    try:
+        bank = read(path, source or fmt)
+    except RecursionError:
+        raise EmbSError("the input is nested too deeply to read", where=str(path),
+                        fix="flatten the records (see the json_depth limit in README, Limits).") from None
+    validate_bank(bank, path)  # types, ranges, invariants: the last gate before anything is written
     if domain:
         for record in (*bank.documents, *bank.queries):
             record.domain = record.domain or domain.strip()
-    bank.validate()
     return bank

@@ -2,19 +2,16 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any, Iterator
 
 from emb_s_core.errors import EmbSError, at
+from emb_s_core.sources import validate
 
 
 def require_file(path: Path, what: str) -> Path:
-    if not path.exists():
-        raise EmbSError(f"{what} not found: {path}", fix="check the path (and the --format).")
-    if not path.is_file():
-        raise EmbSError(f"{what} is not a file: {path}", fix="point at the file itself.")
-    return path
+    """``path`` is a readable regular file (not a folder, FIFO, link loop, ...); see :func:`validate.input_file`."""
+    return validate.input_file(path, what)
 
 
 #: files larger than this show a reading progress bar on stderr (smaller ones read in about a second)
@@ -22,42 +19,32 @@ PROGRESS_BYTES = 32 << 20
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for every non-blank line; malformed JSON raises with file and line."""
+    """(line number, object) for every non-blank line; malformed JSON, bad UTF-8, an over-long line raise with
+    file and line; a file without any record is an error."""
     from tqdm import tqdm
 
-    size = path.stat().st_size
-    with open(path, encoding="utf-8") as fh, tqdm(total=size, unit="B", unit_scale=True, desc=f"reading {path.name}",
-                                                  disable=size < PROGRESS_BYTES, leave=False) as bar:
-        for line_no, line in enumerate(fh, start=1):
+    size = require_file(path, "input file").stat().st_size
+    count = 0
+    with tqdm(total=size, unit="B", unit_scale=True, desc=f"reading {path.name}", disable=size < PROGRESS_BYTES,
+              leave=False) as bar:
+        for line_no, line in validate.read_lines(path):
             bar.update(len(line.encode("utf-8")) if size >= PROGRESS_BYTES else 0)
             if not line.strip():
                 continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise EmbSError(
-                    f"malformed JSON ({exc.msg} at column {exc.colno})",
-                    where=at(path, line_no),
-                    fix="each line must be one complete JSON object; fix or remove that line.",
-                ) from None
+            obj = validate.parse_json(line, at(path, line_no))
             if not isinstance(obj, dict):
                 raise EmbSError(
                     f"expected a JSON object, got {type(obj).__name__}", where=at(path, line_no),
                     fix="each line must be one JSON object.",
                 )
+            count += 1
             yield line_no, obj
+    validate.require_records(count, path)
 
 
 def load_json(path: Path) -> Any:
-    with open(path, encoding="utf-8") as fh:
-        try:
-            return json.load(fh)
-        except json.JSONDecodeError as exc:
-            raise EmbSError(
-                f"malformed JSON ({exc.msg} at column {exc.colno})",
-                where=at(path, exc.lineno),
-                fix="the file must be one valid JSON document.",
-            ) from None
+    """One JSON document from a UTF-8 file, with nesting and integer range checked."""
+    return validate.load_json_file(path, "input file")
 
 
 def iter_json_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -66,10 +53,14 @@ def iter_json_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     Why both: the same dataset ships either way (official HotpotQA is one array, processed copies are JSONL);
     the first non-blank character decides. Locations read ``file line N`` or ``file record N`` (1-based).
     """
-    with open(path, encoding="utf-8") as fh:
+    with open(require_file(path, "input file"), "rb") as fh:
         head = fh.read(4096).lstrip()
-    if head.startswith("["):
+    if head.startswith(b"["):
         data = load_json(path)
+        if not isinstance(data, list):
+            raise EmbSError(f"expected a JSON array of records, got {type(data).__name__}", where=str(path),
+                            fix="the file must hold one JSON array of objects, or one object per line.")
+        validate.require_records(len(data), path)
         for i, obj in enumerate(data, start=1):
             where = at(path.name, record=i)
             if not isinstance(obj, dict):
@@ -83,11 +74,10 @@ def iter_json_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
 
 def data_files(path: Path, what: str) -> list[Path]:
     """The file itself, or every ``*.jsonl`` / ``*.json`` file in a folder (sorted), for one-file datasets."""
-    if not path.exists():
-        raise EmbSError(f"{what} not found: {path}", fix="check the path (and the --format).")
+    path = validate.input_path(path, what)
     if path.is_file():
         return [path]
-    files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in (".jsonl", ".json"))
+    files = sorted(p for p in path.iterdir() if p.suffix in (".jsonl", ".json") and not p.is_dir())
     if not files:
         raise EmbSError(f"no .jsonl or .json file in {path}", fix=f"point at the {what} file itself.")
     return files
@@ -105,10 +95,13 @@ def iter_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         import pyarrow.parquet as pq
 
         try:
-            table = pq.read_table(path)
+            table = pq.read_table(require_file(path, "Parquet file"))
+        except EmbSError:
+            raise
         except Exception as exc:
             raise EmbSError(f"cannot read Parquet file ({exc})", where=str(path),
                             fix="check that it is a valid Parquet file.") from None
+        validate.require_records(table.num_rows, path)
         for i, row in enumerate(table.to_pylist(), start=1):
             yield i, row
     else:
@@ -116,15 +109,17 @@ def iter_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def require_field(obj: dict, key: str, where: str, kind: type | tuple[type, ...] | None = None) -> Any:
+    """``obj[key]``, present and (when ``kind`` is given) of that type; ints must fit 64 bits."""
+    if not isinstance(obj, dict):
+        validate.check_value(obj, "an object", where, key)
     if key not in obj or obj[key] is None:
         raise EmbSError(f"missing field {key!r}", where=where, fix=f"every record needs {key!r}.")
     value = obj[key]
     if kind is not None and (not isinstance(value, kind) or isinstance(value, bool)):
         names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-        raise EmbSError(
-            f"field {key!r} must be {names}, got {type(value).__name__} {value!r:.40}",
-            where=where, fix=f"write {key!r} as {names}.",
-        )
+        validate.check_value(value, names, where, key)
+    if isinstance(value, int) and not validate.INT64_MIN <= value <= validate.INT64_MAX:
+        validate.check_value(value, "an integer in the 64-bit range", where, key)
     return value
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from emb_s_core.errors import EmbSError
 from emb_s_core.schema import Bank, Document, Query
+from emb_s_core.sources import validate
 from emb_s_core.sources._io import DocumentKeys, require_field
 
 
@@ -52,7 +53,8 @@ def supporting_titles(obj: dict, where: str) -> list[str]:
     """Distinct titles of ``supporting_facts`` = [[title, sentence index], ...], in order (HotpotQA, 2Wiki)."""
     titles = []
     for fact in require_field(obj, "supporting_facts", where, list):
-        if not isinstance(fact, list) or not fact or not isinstance(fact[0], str):
+        if (not isinstance(fact, list) or len(fact) != 2 or not isinstance(fact[0], str)
+                or not isinstance(fact[1], int) or isinstance(fact[1], bool)):
             raise EmbSError(f"supporting_facts entry {fact!r:.60} is not [title, sentence index]", where=where,
                             fix="write each supporting fact as [title, sentence index].")
         titles.append(fact[0])
@@ -78,8 +80,9 @@ def flagged_paragraphs(b: PassageBankBuilder, obj: dict, key: str, where: str) -
         if not isinstance(para, dict):
             raise EmbSError(f"{key}[{i}] is not an object", where=where,
                             fix="each paragraph needs title, paragraph_text and is_supporting.")
-        text = require_field(para, "paragraph_text", f"{where} {key}[{i}]", str)
-        doc = b.paragraph(para.get("title"), text, where)
+        pwhere = f"{where} {key}[{i}]"
+        text = require_field(para, "paragraph_text", pwhere, str)
+        doc = b.paragraph(validate.text_field(para, "title", pwhere, required=False), text, where)
         if doc is not None:
-            (gold if para.get("is_supporting") is True else others).append(doc)
+            (gold if validate.bool_field(para, "is_supporting", pwhere) else others).append(doc)
     return gold, others

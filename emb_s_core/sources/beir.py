@@ -13,6 +13,7 @@ from pathlib import Path
 
 from emb_s_core.errors import EmbSError, at
 from emb_s_core.schema import Bank, Document, Query
+from emb_s_core.sources import validate
 from emb_s_core.sources._io import DocumentKeys, iter_jsonl, require_field, require_file
 
 DEFAULT_SPLIT = "test"
@@ -20,7 +21,7 @@ DEFAULT_SPLIT = "test"
 
 def qrels_file(path: Path) -> tuple[Path, Path]:
     """(dataset folder, qrels tsv) for PATH = the folder or one qrels file."""
-    if path.is_file():
+    if validate.input_path(path, "BEIR folder").is_file():
         if path.suffix != ".tsv":
             raise EmbSError(f"{path.name} is not a qrels .tsv file", where=str(path),
                             fix="pass the BEIR folder, or one file qrels/<split>.tsv inside it.")
@@ -47,9 +48,9 @@ def read(path: Path, source: str = "beir") -> Bank:
     keys = DocumentKeys()
     for line, obj in iter_jsonl(corpus):
         where = at(corpus.name, line)
-        cid = str(require_field(obj, "_id", where, (str, int)))
-        title = str(obj.get("title") or "").strip() or None
-        text = str(obj.get("text") or "").strip()
+        cid = validate.id_field(obj, "_id", where)
+        title = (validate.text_field(obj, "title", where, required=False) or "").strip() or None
+        text = (validate.text_field(obj, "text", where, required=False) or "").strip()
         if not text and title:  # a few BEIR corpora hold title-only entries: the title is the content
             text, title = title, None
         if not text:
@@ -63,8 +64,8 @@ def read(path: Path, source: str = "beir") -> Bank:
         bank.doc_locations[doc_id] = where
 
     gold: dict[str, list[int]] = {}
-    with open(qrels_path, encoding="utf-8", newline="") as fh:
-        for line, row in enumerate(csv.reader(fh, delimiter="\t"), start=1):
+    for line, text_line in validate.read_lines(require_file(qrels_path, "BEIR qrels file")):
+        for row in csv.reader([text_line], delimiter="\t"):
             where = at(qrels_path.name, line)
             if not row or not "".join(row).strip():
                 continue
@@ -88,7 +89,7 @@ def read(path: Path, source: str = "beir") -> Bank:
     seen: set[str] = set()
     for line, obj in iter_jsonl(queries_path):
         where = at(queries_path.name, line)
-        qid = str(require_field(obj, "_id", where, (str, int)))
+        qid = validate.id_field(obj, "_id", where)
         if qid in seen:
             raise EmbSError(f"duplicate query _id {qid!r}", where=where, fix="every query needs a unique _id.")
         seen.add(qid)

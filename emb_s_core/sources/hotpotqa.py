@@ -13,6 +13,7 @@ from pathlib import Path
 
 from emb_s_core.errors import EmbSError
 from emb_s_core.schema import Bank
+from emb_s_core.sources import validate
 from emb_s_core.sources._io import iter_data_records, require_field
 from emb_s_core.sources._passages import (PassageBankBuilder, flagged_paragraphs, supporting_titles,
                                            titled_paragraphs)
@@ -33,7 +34,7 @@ def read(path: Path, source: str = "hotpotqa") -> Bank:
 
 
 def _official(b: PassageBankBuilder, obj: dict, where: str) -> None:
-    qid = str(require_field(obj, "_id", where, (str, int)))
+    qid = validate.id_field(obj, "_id", where)
     gold_titles = set(supporting_titles(obj, where))
     gold, others = [], []
     for title, sentences in titled_paragraphs(obj, where):
@@ -41,18 +42,24 @@ def _official(b: PassageBankBuilder, obj: dict, where: str) -> None:
         if doc is not None:
             (gold if title in gold_titles else others).append(doc)
     b.question(qid=qid, text=require_field(obj, "question", where, str),
-               answer=str(require_field(obj, "answer", where, (str, int, float))), gold=gold, others=others,
-               where=where, task_type=obj.get("type"))
+               answer=validate.text_field(obj, "answer", where, numbers=True), gold=gold, others=others,
+               where=where, task_type=validate.text_field(obj, "type", where, required=False))
 
 
 def _ircot(b: PassageBankBuilder, obj: dict, where: str) -> None:
-    qid = str(require_field(obj, "question_id", where, (str, int)))
-    answers = [a for a in require_field(obj, "answers_objects", where, list) if isinstance(a, dict)]
-    spans = [str(s) for a in answers for s in a.get("spans") or []]
-    spans += [str(a["number"]) for a in answers if not a.get("spans") and str(a.get("number") or "").strip()]
+    qid = validate.id_field(obj, "question_id", where)
+    answers = validate.list_field(obj, "answers_objects", where)
+    for i, a in enumerate(answers):
+        if not isinstance(a, dict):
+            validate.check_value(a, "a list of objects {spans: [...]}", where, f"answers_objects[{i}]")
+    spans = [s for i, a in enumerate(answers)
+             for s in validate.text_list(a, "spans", f"{where} answers_objects[{i}]", numbers=True)]
+    spans += [validate.text_field(a, "number", where, numbers=True) for a in answers
+              if not a.get("spans") and str(a.get("number") or "").strip()]
     if not spans:
         raise EmbSError("answers_objects holds no answer span", where=where,
                         fix="every question needs answers_objects: [{\"spans\": [answer]}].")
     gold, others = flagged_paragraphs(b, obj, "contexts", where)
     b.question(qid=qid, text=require_field(obj, "question_text", where, str), answer=spans[0],
-               aliases=spans[1:], gold=gold, others=others, where=where, task_type=obj.get("type"))
+               aliases=spans[1:], gold=gold, others=others, where=where,
+               task_type=validate.text_field(obj, "type", where, required=False))

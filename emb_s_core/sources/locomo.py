@@ -22,6 +22,7 @@ from pathlib import Path
 
 from emb_s_core.errors import EmbSError, at
 from emb_s_core.schema import Bank, Document, Query
+from emb_s_core.sources import validate
 from emb_s_core.sources._io import load_json, require_field, require_file
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -30,7 +31,7 @@ _TURN = re.compile(r"D(\d+):(\d+)")
 
 
 def read(path: Path, source: str = "locomo") -> Bank:
-    if path.is_dir():
+    if validate.input_path(path, "LoCoMo file").is_dir():
         files = sorted(path.glob("*.json"))
         if len(files) != 1:
             raise EmbSError(f"expected one .json file in {path}, found {len(files)}",
@@ -46,7 +47,7 @@ def read(path: Path, source: str = "locomo") -> Bank:
         if not isinstance(conv, dict):
             raise EmbSError("conversation is not a JSON object", where=where,
                             fix="each array item is one conversation.")
-        sample = str(require_field(conv, "sample_id", where, (str, int)))
+        sample = validate.id_field(conv, "sample_id", where)
         where = f"{where} ({sample})"
         session_doc, turns = _sessions(bank, conv, sample, where)
         for j, qa in enumerate(require_field(conv, "qa", where, list)):
@@ -66,16 +67,19 @@ def _sessions(bank: Bank, conv: dict, sample: str, where: str) -> tuple[dict[int
         for k, turn in enumerate(require_field(talk, f"session_{n}", swhere, list)):
             if not isinstance(turn, dict):
                 raise EmbSError(f"turn {k} is not an object", where=swhere, fix="each turn needs speaker and text.")
-            text = str(turn.get("text") or "").strip()
-            if turn.get("blip_caption"):
-                text = f"{text} [image: {turn['blip_caption']}]".strip()
+            twhere = f"{swhere} turn {k}"
+            text = (validate.text_field(turn, "text", twhere, required=False, numbers=True) or "").strip()
+            caption = validate.text_field(turn, "blip_caption", twhere, required=False)
+            if caption:
+                text = f"{text} [image: {caption}]".strip()
             lines.append(f"{require_field(turn, 'speaker', f'{swhere} turn {k}', str)}: {text}")
-            if turn.get("dia_id"):
-                turns.add(str(turn["dia_id"]))
+            dia_id = validate.text_field(turn, "dia_id", twhere, required=False)
+            if dia_id:
+                turns.add(dia_id)
         if not lines:
             bank.skip("empty session")
             continue
-        date = talk.get(f"session_{n}_date_time")
+        date = validate.text_field(talk, f"session_{n}_date_time", where, required=False)
         doc_id = len(bank.documents)
         bank.documents.append(Document(doc_id=doc_id, text="\n".join(lines), source=bank.source,
                                        title=f"{sample} session {n}" + (f" ({date})" if date else "")))
@@ -87,10 +91,15 @@ def _sessions(bank: Bank, conv: dict, sample: str, where: str) -> tuple[dict[int
 def _question(bank: Bank, qa: object, qid: str, where: str, session_doc: dict[int, int], turns: set[str]) -> None:
     if not isinstance(qa, dict):
         raise EmbSError("qa item is not a JSON object", where=where, fix="each qa item needs question and evidence.")
-    if qa.get("answer") is None or str(qa["answer"]).strip() == "":
+    answer = validate.text_field(qa, "answer", where, required=False, numbers=True)
+    category = qa.get("category")
+    if category is not None and not (isinstance(category, (int, str)) and not isinstance(category, bool)):
+        validate.check_value(category, "an integer category 1-5", where, "category")
+    if answer is None or answer.strip() == "":
         bank.skip("question without an answer (adversarial category 5)")
         return
-    ids = [t for e in qa.get("evidence") or [] for t in re.split(r"[;,\s]+", str(e)) if t]
+    evidence = validate.text_list(qa, "evidence", where)
+    ids = [t for e in evidence for t in re.split(r"[;,\s]+", e) if t]
     gold = []
     for turn_id in ids:
         m = _TURN.fullmatch(turn_id)
@@ -104,8 +113,7 @@ def _question(bank: Bank, qa: object, qid: str, where: str, session_doc: dict[in
     if not gold:
         bank.skip("question without usable evidence")
         return
-    category = qa.get("category")
     bank.query_locations[qid] = where
-    bank.queries.append(Query(qid=qid, text=require_field(qa, "question", where, str), answer=str(qa["answer"]),
+    bank.queries.append(Query(qid=qid, text=require_field(qa, "question", where, str), answer=answer,
                               ref_ids=list(dict.fromkeys(gold)), source=bank.source,
                               task_type=CATEGORIES.get(category, f"category {category}" if category else None)))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from emb_s_core.schema import Bank
+from emb_s_core.sources import validate
 from emb_s_core.sources._io import iter_data_records, require_field
 from emb_s_core.sources._passages import PassageBankBuilder, flagged_paragraphs
 
@@ -18,14 +19,13 @@ from emb_s_core.sources._passages import PassageBankBuilder, flagged_paragraphs
 def read(path: Path, source: str = "musique") -> Bank:
     b = PassageBankBuilder(source)
     for where, obj in iter_data_records(path, "MuSiQue file"):
-        qid = str(require_field(obj, "id", where, (str, int)))
-        if obj.get("answerable") is False:
+        qid = validate.id_field(obj, "id", where)
+        if validate.bool_field(obj, "answerable", where, default=True) is False:
             b.bank.skip("unanswerable question (answerable: false)")
             continue
         gold, others = flagged_paragraphs(b, obj, "paragraphs", where)
-        aliases = obj.get("answer_aliases") or []
+        aliases = validate.text_list(obj, "answer_aliases", where, numbers=True)
         b.question(qid=qid, text=require_field(obj, "question", where, str),
-                   answer=str(require_field(obj, "answer", where, (str, int, float))),
-                   aliases=[str(a) for a in aliases], gold=gold, others=others, where=where,
+                   answer=validate.text_field(obj, "answer", where, numbers=True), aliases=aliases, gold=gold, others=others, where=where,
                    task_type=qid.split("__", 1)[0] if "__" in qid else None)
     return b.bank

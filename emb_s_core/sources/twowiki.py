@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from emb_s_core.schema import Bank
+from emb_s_core.sources import validate
 from emb_s_core.sources._io import iter_data_records, require_field
 from emb_s_core.sources._passages import PassageBankBuilder, supporting_titles, titled_paragraphs
 
@@ -19,7 +20,7 @@ from emb_s_core.sources._passages import PassageBankBuilder, supporting_titles, 
 def read(path: Path, source: str = "2wiki") -> Bank:
     b = PassageBankBuilder(source)
     for where, obj in iter_data_records(path, "2WikiMultihopQA file"):
-        qid = str(require_field(obj, "_id", where, (str, int)))
+        qid = validate.id_field(obj, "_id", where)
         if obj.get("context") is None:
             b.bank.skip("row without context")
             continue
@@ -38,6 +39,6 @@ def read(path: Path, source: str = "2wiki") -> Bank:
             continue
         gold = [d for t in gold_titles for d in by_title[t]]
         b.question(qid=qid, text=require_field(obj, "question", where, str),
-                   answer=str(require_field(obj, "answer", where, (str, int, float))), gold=gold,
-                   others=others, where=where, task_type=obj.get("type"))
+                   answer=validate.text_field(obj, "answer", where, numbers=True), gold=gold,
+                   others=others, where=where, task_type=validate.text_field(obj, "type", where, required=False))
     return b.bank

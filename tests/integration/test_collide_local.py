@@ -1,7 +1,6 @@
 """End to end with the offline model: `emb-s collide` on a few queries, then --apply (well under 2 minutes)."""
 from __future__ import annotations
 
-import pytest
 
 from emb_s_core import bank, collide, ladder
 from emb_s_core.cli import main

@@ -9,7 +9,7 @@ from emb_s_core import bank, evaluate, ladder, retrievers, runs
 from emb_s_core.cli import main
 from emb_s_core.errors import EmbSError
 from emb_s_core.store import Workspace
-from tests.retrieval_bank import LADDER, copy_workspace, template
+from testkit.retrieval_bank import LADDER, copy_workspace, template
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ import pytest
 
 from emb_s_core import evaluate, ladder, runs
 from emb_s_core.store import Workspace
-from tests.retrieval_bank import REPO, copy_workspace, template
+from testkit.retrieval_bank import REPO, copy_workspace, template
 
 SCRIPT = textwrap.dedent("""
     import os, signal, sys

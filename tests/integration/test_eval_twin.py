@@ -11,7 +11,7 @@ from emb_s_core import bank, evaluate, ladder, retrievers, runs, twin
 from emb_s_core.cli import main
 from emb_s_core.errors import EmbSError
 from emb_s_core.retrievers.bm25 import BM25
-from tests.retrieval_bank import copy_workspace, template
+from testkit.retrieval_bank import copy_workspace, template
 
 
 @pytest.fixture()

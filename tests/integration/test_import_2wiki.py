@@ -1,6 +1,9 @@
 """2WikiMultihopQA import: rows without context, duplicated title inside one context, gold by title."""
 from __future__ import annotations
 
+import pytest
+
+from emb_s_core.errors import EmbSError
 from emb_s_core.sources import read_bank
 from tests.conftest import assert_import_fails, write_jsonl
 
@@ -32,10 +35,14 @@ def test_read(tmp_path):
 
 
 def test_gold_title_missing_from_context_is_skipped(tmp_path):
-    path = write_jsonl(tmp_path / "2wiki.jsonl", [row("w1", [["A", ["a."]]], [["A", 0], ["Z", 0]])])
+    path = write_jsonl(tmp_path / "2wiki.jsonl", [row("w1", [["A", ["a."]]], [["A", 0], ["Z", 0]]),
+                                                  row("w2", [["B", ["b."]]], [["B", 0]])])
     b = read_bank("2wiki", path)
-    assert b.queries == [] and b.skipped == {"supporting title not in the row's context": 1}
+    assert [q.qid for q in b.queries] == ["w2"] and b.skipped == {"supporting title not in the row's context": 1}
     assert "2wiki.jsonl line 1" in b.notes[0] and "'Z'" in b.notes[0]
+    only_skipped = write_jsonl(tmp_path / "only.jsonl", [row("w1", [["A", ["a."]]], [["A", 0], ["Z", 0]])])
+    with pytest.raises(EmbSError, match=r"no usable query in .*only.jsonl \(1 skipped: supporting title"):
+        read_bank("2wiki", only_skipped)
 
 
 def test_bad_records(tmp_path):

@@ -48,7 +48,7 @@ BAD_INPUTS = [
     ("unknown hard negative", [GOOD_DOC], [dict(GOOD_Q, hard_negative_ids=[8])], r"queries.jsonl line 1: .*hard-negative document id\(s\) \[8\]"),
     ("empty RefList", [GOOD_DOC], [dict(GOOD_Q, ref_ids=[])], r"queries.jsonl line 1: .*empty RefList"),
     ("gold and hard negative", [GOOD_DOC], [dict(GOOD_Q, hard_negative_ids=[1])], r"queries.jsonl line 1: .*both as gold and as hard negative"),
-    ("string doc id", [{"doc_id": "x1", "text": "a"}], [GOOD_Q], r"documents.jsonl line 1: field 'doc_id' must be int"),
+    ("string doc id", [{"doc_id": "x1", "text": "a"}], [GOOD_Q], r"documents.jsonl line 1: field 'doc_id': expected an integer, found string 'x1'"),
     ("missing text", [{"doc_id": 1}], [GOOD_Q], r"documents.jsonl line 1: missing field 'text'"),
 ]
 

@@ -10,7 +10,7 @@ from emb_s_core import bank, ladder, runs
 from emb_s_core.cli import main
 from emb_s_core.errors import EmbSError
 from emb_s_core.external import import_run
-from tests.retrieval_bank import copy_workspace, template
+from testkit.retrieval_bank import copy_workspace, template
 
 
 @pytest.fixture

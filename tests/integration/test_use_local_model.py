@@ -8,7 +8,7 @@ import pytest
 
 from emb_s_core import diagnose, judge, ladder, llm, qa, runs
 from emb_s_core.cli import main
-from tests.use_bank import make_workspace
+from testkit.use_bank import make_workspace
 
 pytestmark = pytest.mark.slow
 

@@ -16,7 +16,7 @@ if str(HERE) not in sys.path:
 def dash_ws(tmp_path_factory) -> Path:
     """A workspace with a 3-domain bank, a 12-rung ladder and five runs (three overlap weightings, a
     does-not-fit run, a partial run)."""
-    from dashboard_factory import build_workspace
+    from testkit.dashboard_factory import build_workspace
 
     return build_workspace(tmp_path_factory.mktemp("dash"))
 

@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from emb_s_core import export
+from emb_s_core import export, schema
 from emb_s_core.analysis import drilldown, views
 from emb_s_core.cli import main
 from emb_s_core.errors import EmbSError
-from emb_s_core.figures import heatmap, style
+from emb_s_core.figures import heatmap
 from emb_s_core.store import Workspace
 
 needs_browser = pytest.mark.skipif(export.find_browser() is None, reason="no Chrome/Chromium for kaleido")
@@ -92,12 +92,12 @@ def test_cli_figure_errors(dash_ws, tmp_path, capsys):
 def test_cell_states_never_turn_missing_into_zero():
     pq = pd.DataFrame({"run": ["a", "a", "b", "b"], "rung": ["r1", "r2", "r1", "r1"], "qid": ["q1", "q1", "q1", "q2"],
                        "status": ["ok", "does_not_fit", "error", "error"]})
-    st = heatmap.cell_states(pq, ["a", "b"], ["r1", "r2"]).set_index(["run", "rung"])["state"]
-    assert st[("a", "r1")] == "ok" and st[("a", "r2")] == style.DOES_NOT_FIT
-    assert st[("b", "r1")] == "error" and st[("b", "r2")] == style.NOT_RUN
+    st = views.cell_states(pq, ["a", "b"], ["r1", "r2"]).set_index(["run", "rung"])["state"]
+    assert st[("a", "r1")] == "ok" and st[("a", "r2")] == schema.CELL_DOES_NOT_FIT == "does not fit"
+    assert st[("b", "r1")] == "error" and st[("b", "r2")] == schema.CELL_NOT_RUN == "not run"
     agg = pd.DataFrame({"run": ["a"], "rung": ["r1"], "metric": ["MRR"], "value": [0.5], "n": [1],
                         "ci_low": [0.5], "ci_high": [0.5]})
-    fig = heatmap.heatmap(agg, heatmap.cell_states(pq, ["a", "b"], ["r1", "r2"]), "MRR", ["a", "b"], ["r1", "r2"])
+    fig = heatmap.heatmap(agg, views.cell_states(pq, ["a", "b"], ["r1", "r2"]), "MRR", ["a", "b"], ["r1", "r2"])
     z = fig.data[1].z
     assert z[0][0] == 0.5 and all(np.isnan(v) for v in (z[0][1], z[1][0], z[1][1]))
 

@@ -2,7 +2,6 @@
 there, and the view state survives the URL round trip."""
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
@@ -52,15 +51,11 @@ def test_home_on_a_fresh_machine_builds_the_demo(monkeypatch, tmp_path):
     monkeypatch.setenv("EMB_S_DEMO_RETRIEVERS", "bm25")  # the full demo (dense models) takes minutes
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=240).run()
     assert not at.exception, [e.message for e in at.exception]
-    if importlib.util.find_spec("emb_s_core.evaluate") is None:
-        assert "cannot be built" in at.warning[0].value and "emb-s import" in at.warning[0].value
-        assert not (tmp_path / "data" / "demo").exists()
-    else:
-        assert (tmp_path / "data" / "demo" / "workspace.json").is_file()
-        at.run()  # the build ends with st.rerun(); the next run shows the new workspace (or why it is unfinished)
-        assert not at.exception
-        labels = {m.label: m.value for m in at.metric}
-        assert int(labels["Rungs"]) >= 3 and int(labels["Documents"]) > 0
+    assert (tmp_path / "data" / "demo" / "workspace.json").is_file()
+    at.run()  # the build ends with st.rerun(); the next run shows the new workspace (or why it is unfinished)
+    assert not at.exception
+    labels = {m.label: m.value for m in at.metric}
+    assert int(labels["Rungs"]) >= 3 and int(labels["Documents"]) > 0
 
 
 def test_deleted_workspace_is_a_message_not_a_traceback(app_env, tmp_path):
@@ -131,7 +126,7 @@ def test_overview_url_round_trip(app_env):
 
 
 def test_overview_without_runs(tmp_path, monkeypatch):
-    from dashboard_factory import make_bank
+    from testkit.dashboard_factory import make_bank
     from emb_s_core import bank, ladder
 
     src = make_bank(tmp_path / "bank", n_queries=6, n_docs=40)
@@ -215,10 +210,16 @@ def test_app_navigation_discovers_pages(app_env):
     at.run()
     assert not at.exception
     assert at.title[0].value == "EMB-S Diagnostics"  # Home is the default page
+    from ui import navigation
+
+    listed = [p.title for p in navigation.pages()]
+    assert listed[0] == "Home" and {"Access vs Use", "Bank audit", "Overview", "Ladder"} <= set(listed)
+    links = [el.proto.label for el in at.get("page_link")]
+    assert links == listed[1:]  # Home lists every other page, in navigation order
+    assert all(p.summary and not p.summary.endswith(".") for p in navigation.pages())
 
 
 def test_compare_live_query(app_env):
-    pytest.importorskip("emb_s_core.evaluate", reason="the retrieval part (live_query) is not on this branch yet")
     at = run_page("4_Compare.py", {"ws": str(app_env), "live": "what about his12 w3?", "specs": "bm25"})
     assert_clean(at)
     frames = [d.value for d in at.dataframe if "rank" in d.value.columns and "title" in d.value.columns]
@@ -244,7 +245,7 @@ def use_ws(tmp_path_factory):
     pytest.importorskip("emb_s_core.diagnose", reason="the LLM part is not on this branch yet")
     from emb_s_core import judge, llm, qa
     from tests.unit.test_qa_judge import oracle_run, reader
-    from tests.use_bank import make_workspace, scripted
+    from testkit.use_bank import make_workspace, scripted
 
     ws = make_workspace(tmp_path_factory.mktemp("use"))
     oracle_run(ws)

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.timeout(180)
 
 @pytest.fixture(scope="module")
 def twin_ws(tmp_path_factory):
-    from tests.retrieval_bank import copy_workspace, template
+    from testkit.retrieval_bank import copy_workspace, template
 
     ws = copy_workspace(template(tmp_path_factory), tmp_path_factory.mktemp("illusion") / "ws")
     twin.build(ws, top_n=3)

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from emb_s_core import diagnose, judge, llm, qa, runs
@@ -12,7 +11,7 @@ from emb_s_core.cli import main
 from emb_s_core.errors import EmbSError
 from emb_s_core.figures.access_use import quadrant_shares
 from tests.unit.test_qa_judge import oracle_run, reader
-from tests.use_bank import make_workspace, scripted
+from testkit.use_bank import make_workspace, scripted
 
 
 @pytest.fixture(scope="module")

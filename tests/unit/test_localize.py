@@ -8,7 +8,7 @@ import pytest
 
 from emb_s_core import ladder, llm, localize, protocol, runs
 from emb_s_core.errors import EmbSError
-from tests.use_bank import use_base_ws, ws  # noqa: F401 (fixtures)
+from testkit.use_bank import use_base_ws, ws  # noqa: F401 (fixtures)
 
 
 def gw(ws, reply="[DocID=0] 12, 3, 12, 999", **kw):

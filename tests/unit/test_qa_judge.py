@@ -9,7 +9,7 @@ import pytest
 
 from emb_s_core import bank, judge, ladder, llm, protocol, qa, runs
 from emb_s_core.errors import EmbSError
-from tests.use_bank import question_of, scripted, use_base_ws, ws  # noqa: F401 (fixtures)
+from testkit.use_bank import question_of, scripted, use_base_ws, ws  # noqa: F401 (fixtures)
 
 
 def gw(ws, **kw):

@@ -9,7 +9,7 @@ import pytest
 from emb_s_core import ladder, retrievers
 from emb_s_core.errors import EmbSError
 from emb_s_core.retrievers.text import tokenize
-from tests.retrieval_bank import copy_workspace, template, text_workspace
+from testkit.retrieval_bank import copy_workspace, template, text_workspace
 
 
 def test_tokenize_lowercases_splits_and_drops_stopwords():

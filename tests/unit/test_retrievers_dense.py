@@ -8,7 +8,7 @@ from emb_s_core import retrievers
 from emb_s_core.errors import EmbSError
 from emb_s_core.retrievers import embedders
 from emb_s_core.retrievers.dense import cache_table
-from tests.retrieval_bank import text_workspace
+from testkit.retrieval_bank import text_workspace
 
 TEXTS = [
     "Paris has been the capital of France since 987.",

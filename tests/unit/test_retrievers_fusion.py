@@ -14,7 +14,7 @@ from emb_s_core.errors import EmbSError
 from emb_s_core.retrievers import embedders
 from emb_s_core.retrievers.base import Ranking
 from emb_s_core.retrievers.hybrid import Hybrid
-from tests.retrieval_bank import copy_workspace, template
+from testkit.retrieval_bank import copy_workspace, template
 
 
 class Fixed:

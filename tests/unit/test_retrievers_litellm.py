@@ -12,7 +12,7 @@ import pytest
 from emb_s_core import retrievers
 from emb_s_core.errors import EmbSError
 from emb_s_core.retrievers import embedders
-from tests.retrieval_bank import text_workspace
+from testkit.retrieval_bank import text_workspace
 
 TEXTS = ["Paris is the capital of France.", "Berlin is the capital of Germany.", "Insulin lowers blood sugar.",
          "The treaty ended the war.", "Contracts bind the parties."]

@@ -222,7 +222,7 @@ def test_bad_options_leave_the_workspace_unchanged(tmp_path, content, message):
     with pytest.raises(EmbSError, match=message):
         bank_mod.import_path(ws_dir, "demo", bad)
     assert Workspace(ws_dir).version == version
-    with pytest.raises(EmbSError, match=r"demo options file is not a file"):
+    with pytest.raises(EmbSError, match=r"demo options file is a folder, expected a file"):
         read_bank("demo", tmp_path)
 
 

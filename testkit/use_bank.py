@@ -10,13 +10,13 @@ import pytest
 
 from emb_s_core import bank, ladder
 from emb_s_core.store import Workspace
-from tests.conftest import write_jsonl
+from testkit import write_jsonl
 
 _SYL = ["zor", "mi", "kel", "os", "pel", "dru", "vas", "tor", "ul", "bri", "ash", "cor", "el", "fy", "gar", "hes"]
 LANDS = [f"{a.capitalize()}{b}land" for a in _SYL for b in ("a", "o", "u", "e", "i", "y")][:96]
 CITIES = [f"{b.capitalize()}{a}ton" for a in _SYL for b in ("qui", "pex", "mor", "sab", "lum", "bri")][:96]
-PEOPLE = [f"{f} {l}" for l in ("Wren", "Lark", "Moss", "Fern", "Pike", "Reed", "Hale", "Rook")
-          for f in ("Ada", "Bo", "Cy", "Di", "Ed", "Flo", "Gus", "Hal", "Ivy", "Jon", "Kit", "Lou")][:96]
+PEOPLE = [f"{first} {last}" for last in ("Wren", "Lark", "Moss", "Fern", "Pike", "Reed", "Hale", "Rook")
+          for first in ("Ada", "Bo", "Cy", "Di", "Ed", "Flo", "Gus", "Hal", "Ivy", "Jon", "Kit", "Lou")][:96]
 YEARS = [1700 + 3 * i for i in range(96)]
 FILLER = ("Travellers describe its markets, its old stone bridges and the long festival held every autumn. "
           "Local records list several guilds, a river port and a small observatory on the northern hill.")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from emb_s_core import bank, ladder
 from emb_s_core.store import Workspace
-from tests.conftest import REPO, write_jsonl  # noqa: F401  (REPO re-exported for subprocess tests)
+from testkit import REPO, write_jsonl  # noqa: F401  (REPO re-exported for subprocess tests)
 
 TOPICS = {
     "medicine": ["fever", "vaccine", "antibiotic", "surgery", "insulin", "virus", "heart", "kidney", "dose", "clinic"],

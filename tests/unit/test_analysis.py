@@ -1,0 +1,254 @@
+"""The analysis surface (views, report, mixing, audit, access_use, drilldown) on a real small workspace (native
+bank, real ladder, stored runs with known rankings) and on hand-made frames whose answers are known."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from emb_s_core import bank, ladder, metrics, runs, schema
+from emb_s_core.analysis import access_use, audit, drilldown, mixing, report, views
+from emb_s_core.errors import EmbSError
+from emb_s_core.store import Workspace
+from tests.unit.test_ladder import make_bank
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory) -> Workspace:
+    """Runs: ``oracle`` (gold first), ``worst`` (gold never retrieved, hard negatives first), ``llm`` (does not fit
+    above 8K), ``partial`` (the first rung only)."""
+    root = tmp_path_factory.mktemp("analysis")
+    bank.import_path(root / "ws", "native", make_bank(root / "bank", n_docs=150, n_queries=24))
+    w = Workspace(root / "ws")
+    lad = ladder.build(w, ladder.LadderOptions(base="8K", domain_sizes=("8K", "16K"), shared_size="24K"))
+    qs = bank.queries(w).set_index("qid")
+    for name in ("oracle", "worst", "llm", "partial"):
+        runs.create_run(w, name, "localize" if name == "llm" else "retriever", name, {"k": 20})
+    for i, rung in enumerate(lad.rungs):
+        rows: dict[str, list] = {"oracle": [], "worst": [], "llm": [], "partial": []}
+        for qid in rung.qids:
+            gold = [int(d) for d in qs.loc[qid, "ref_ids"]]
+            negs = [int(d) for d in qs.loc[qid, "hard_negative_ids"]]
+            others = [int(d) for d in rung.doc_ids if d not in gold and d not in negs]
+            rows["oracle"].append({"rung": rung.name, "qid": qid, "doc_ids": gold + others[:10]})
+            rows["worst"].append({"rung": rung.name, "qid": qid, "doc_ids": negs + others[:10]})
+            fits = rung.n_tokens <= 8192
+            rows["llm"].append({"rung": rung.name, "qid": qid, "doc_ids": gold if fits else [],
+                                "status": schema.OK if fits else schema.DOES_NOT_FIT})
+            if i == 0:
+                rows["partial"].append({"rung": rung.name, "qid": qid, "doc_ids": gold})
+        for name, batch in rows.items():
+            if batch:
+                runs.save_results(w, name, batch)
+    return w
+
+
+# ------------------------------------------------------------------------------------------- metrics catalogue
+def test_metric_catalogue_names_columns_and_direction():
+    sr = metrics.metric("SR@10")
+    assert (sr.k, sr.column, sr.higher_is_better) == (10, "SR@10", True)
+    assert "top-10" in sr.label
+    hn = metrics.metric("HN-intrusion")
+    assert (hn.k, hn.column, hn.higher_is_better) == (None, "hn_intrusion", False)
+    assert metrics.metric("hn_intrusion").name == "HN-intrusion"
+    assert metrics.metric_name("FR@K", 5) == "FR@5" and metrics.metric_name("MRR", 5) == "MRR"
+    names = metrics.metric_names()
+    assert len(names) == 2 * len(metrics.KS) + 4 and names[0] == "SR@1" and names[-1] == "HN-intrusion"
+    for bad in ("SR@7", "SR@", "R@5", "recall", "SR@K"):
+        with pytest.raises(EmbSError, match="unknown metric"):
+            metrics.metric(bad)
+
+
+def test_every_catalogued_metric_is_a_per_query_column(ws):
+    pq = views.per_query(ws, ["oracle"])
+    assert set(m.column for m in map(metrics.metric, metrics.metric_names())) <= set(pq.columns)
+
+
+# ------------------------------------------------------------------------------------------- views
+def test_per_query_filters_runs_and_pools_scales(ws):
+    pq = views.per_query(ws, ["oracle", "partial"])
+    assert set(pq["run"]) == {"oracle", "partial"}
+    assert (pq["scale"] == pq["rung"].str.split("/").str[0]).all()
+    assert (pq.loc[pq["run"] == "oracle", "SR@1"].dropna() > 0).all()
+    empty = views.per_query(Workspace(ws.path), ["no-such-run"])
+    assert empty.empty and list(empty.columns) == views.PER_QUERY_BASE
+
+
+def test_filter_rows_and_columns(ws):
+    pq = views.per_query(ws)
+    multi = views.filter_rows(pq, sources="multi")
+    assert len(multi) and multi["multi_source"].all()
+    single = views.filter_rows(pq, sources="single")
+    assert len(single) + len(multi) == len(pq)
+    one = views.filter_rows(pq, domains=[pq["domain"].iloc[0]])
+    assert set(one["domain"]) == {pq["domain"].iloc[0]}
+    with pytest.raises(EmbSError, match="unknown source filter"):
+        views.filter_rows(pq, sources="both")
+    lad = ladder.load(ws)
+    assert views.columns(lad, pq, "rung") == lad.names
+    scales = views.columns(lad, pq, "scale")
+    assert scales == list(dict.fromkeys(views.scale_of(n) for n in lad.names)) and len(scales) < len(lad.names)
+    with pytest.raises(EmbSError, match="unknown column kind"):
+        views.columns(lad, pq, "domain")
+
+
+def test_overview_states_and_table_never_turn_missing_into_zero(ws):
+    lad = ladder.load(ws)
+    pq = views.per_query(ws)
+    names = ["oracle", "llm", "partial"]
+    agg, states, cols = views.overview(pq, lad, "SR@10", "rung", names)
+    assert cols == lad.names
+    st = states.set_index(["run", "rung"])["state"]
+    big = lad.names[-1]
+    assert st[("oracle", big)] == schema.CELL_OK
+    assert st[("llm", big)] == schema.CELL_DOES_NOT_FIT
+    assert st[("partial", big)] == schema.CELL_NOT_RUN and st[("partial", lad.names[0])] == schema.CELL_OK
+    assert views.unscored(states) == sorted([schema.CELL_DOES_NOT_FIT, schema.CELL_NOT_RUN])
+    table = views.overview_table(agg, states, "SR@10", "rung", names).set_index(["run", "rung"])
+    assert len(table) == len(names) * len(cols)
+    assert table.loc[("oracle", big), "SR@10"] == 1.0
+    assert np.isnan(table.loc[("partial", big), "SR@10"]) and np.isnan(table.loc[("llm", big), "SR@10"])
+
+
+def test_cell_state_error_when_every_query_failed():
+    pq = pd.DataFrame({"run": ["a", "a"], "rung": ["r", "r"], "qid": ["q1", "q2"],
+                       "status": [schema.ERROR, schema.DOES_NOT_FIT]})
+    states = views.cell_states(pq, ["a"], ["r"])
+    assert states["state"].tolist() == [schema.CELL_ERROR] and states["n_ok"].tolist() == [0]
+
+
+def test_figure_entry_checks_its_inputs(ws):
+    with pytest.raises(EmbSError, match="no run named nope"):
+        views.figure(ws, "heatmap", run_names=["nope"])
+    with pytest.raises(EmbSError, match="unknown figure"):
+        views.figure(ws, "pie")
+    with pytest.raises(EmbSError, match="unknown metric"):
+        views.figure(ws, "heatmap", "SR@3")
+    fig = views.figure(ws, "curves", "HN-intrusion", run_names=["oracle", "worst"], x="rung")
+    assert "K = " not in fig.layout.title.subtitle.text  # HN-intrusion has no cut-off
+    mix = views.figure(ws, "mixing", run_names=["oracle"])
+    assert "rungs:" in mix.layout.title.subtitle.text and len(mix.data) == len(mixing.rung_pair(ladder.load(ws)))
+
+
+def test_figure_needs_runs(tmp_path):
+    bank.import_path(tmp_path / "ws", "native", make_bank(tmp_path / "bank", n_docs=30, n_queries=4))
+    empty = Workspace(tmp_path / "ws")
+    ladder.build(empty, ladder.LadderOptions(base="8K", domain_sizes=("8K",), shared_size="16K"))
+    with pytest.raises(EmbSError, match="has no runs") as exc:
+        views.figure(empty, "heatmap")
+    assert "emb-s eval --workspace DIR --retriever bm25" in str(exc.value)
+
+
+# ------------------------------------------------------------------------------------------- report
+def test_compare_on_a_given_frame_equals_the_workspace_one(ws):
+    pq = views.per_query(ws)
+    direct = report.compare(ws, "oracle", "worst", "SR@10", n_resamples=500)
+    given = report.compare(ws, "oracle", "worst", "SR@10", n_resamples=500, per_query_df=pq)
+    pd.testing.assert_frame_equal(direct, given)
+    assert list(direct["rung"]) == ladder.load(ws).names and (direct["delta"] == 1.0).all()
+    assert set(report.PAIRED_COLUMNS) <= set(direct.columns)
+    with pytest.raises(EmbSError, match="has no results for both runs"):
+        report.compare(ws, "oracle", "partial", rungs=[ladder.load(ws).names[-1]])
+
+
+def test_ranked_rungs_and_side_by_side_follow_the_metric_direction(ws):
+    pq = views.per_query(ws)
+    order = ladder.load(ws).names
+    common, only = report.ranked_rungs(pq, "oracle", "llm", order)
+    assert common == [r for r in order if ladder.load(ws).rung(r).n_tokens <= 8192]
+    assert only == [r for r in order if r not in common]
+    rung = order[0]
+    a_better, b_better = report.side_by_side(pq, "oracle", "worst", rung, "SR@10")
+    assert len(a_better) == pq[(pq["run"] == "oracle") & (pq["rung"] == rung)]["qid"].nunique() and b_better.empty
+    # HN-intrusion: lower is better, so the oracle (no intrusion) is the better one where worst intrudes
+    hn_a, hn_b = report.side_by_side(pq, "oracle", "worst", rung, "HN-intrusion",
+                                     texts=bank.queries(ws).set_index("qid")["text"])
+    assert len(hn_a) > 0 and hn_b.empty and (hn_a["oracle"] < hn_a["worst"]).all()
+    assert list(hn_a.columns) == ["qid", "text", "oracle", "worst"]
+    none_a, none_b = report.side_by_side(pq, "oracle", "partial", order[-1], "SR@10")
+    assert none_a.empty and none_b.empty
+    with pytest.raises(EmbSError, match="unknown metric"):
+        report.side_by_side(pq, "oracle", "worst", rung, "SR@3")
+
+
+# ------------------------------------------------------------------------------------------- mixing
+def test_count_sources_and_summary():
+    res = pd.DataFrame({"run": ["a", "a", "a"], "rung": ["r", "r", "big"], "qid": ["q1", "q2", "q1"],
+                        "doc_ids": [[1, 2, 3], [1, 1, 4], [3]], "status": [schema.OK, schema.OK, schema.ERROR]})
+    src = pd.Series({1: "x", 2: "y", 3: "y", 4: "z"})
+    dist = mixing.count_sources(res, src, k=2)
+    assert dist.set_index("qid")["n_sources"].to_dict() == {"q1": 2, "q2": 1}  # top-2 only; the error row is out
+    assert mixing.n_queries(dist) == 2
+    summ = mixing.summary(dist)
+    assert summ.to_dict("records") == [{"rung": "r", "queries": 2, "mean": 1.5, "median": 1.5, "max": 2}]
+    assert mixing.summary(dist.iloc[0:0]).empty
+
+
+def test_rung_pair_and_workspace_sources(ws):
+    lad = ladder.load(ws)
+    pair = mixing.rung_pair(lad)
+    assert pair[0] == next(r.name for r in lad.rungs if r.kind == "shared") and pair[-1] == lad.names[-1]
+    dist = mixing.distinct_sources(ws, run_names=["oracle"], rungs=pair)
+    assert set(dist["rung"]) == set(pair) and dist["n_sources"].between(1, 2).all()  # the bank has two sources
+
+
+# ------------------------------------------------------------------------------------------- audit, access/use
+def test_audit_select_and_candidates():
+    t = pd.DataFrame({"qid": ["q1", "q1", "Q2"], "query": ["Paris capital", "Paris capital", None],
+                      "verdict": ["Conflict", "Hard Negative", "error"], "domain": ["h", "h", "m"],
+                      "rank": [2, 1, 1], "ref_ids": [[1, 2], [1, 2], np.nan]})
+    assert len(audit.select(t)) == 3
+    assert audit.select(t, verdicts=["Conflict"])["rank"].tolist() == [2]
+    assert audit.select(t, domains=["m"])["qid"].tolist() == ["Q2"]
+    assert audit.select(t, search="PARIS")["qid"].tolist() == ["q1", "q1"]
+    assert audit.select(t, search="q2")["qid"].tolist() == ["Q2"]  # qid match, case-insensitive
+    rows, gold = audit.candidates(t, "q1")
+    assert rows["rank"].tolist() == [1, 2] and gold == [1, 2]
+    assert audit.candidates(t, "Q2")[1] == []  # the query is in neither table
+
+
+def test_audit_table_without_verdicts_is_empty(ws):
+    assert audit.table(ws).empty and audit.last_applied(ws) is None
+
+
+def test_access_use_wide_table():
+    summ = pd.DataFrame({"rung": ["r1"] * 4, "quadrant": ["accessed_good", "use_failure", "unaccessed_good",
+                                                          "access_failure"],
+                         "n": [3, 1, 0, 2], "n_classified": [6] * 4, "n_excluded": [1] * 4})
+    wide = access_use.wide(summ, ["rung"])
+    assert wide.to_dict("records") == [{"rung": "r1", "accessed_good": 3, "use_failure": 1, "unaccessed_good": 0,
+                                        "access_failure": 2, "n_classified": 6, "n_excluded": 1}]
+    assert access_use.wide(summ.iloc[0:0], ["rung"]).empty
+    parts = access_use.caption_parts(pd.DataFrame({"rung": ["b", "a"], "quadrant": ["use_failure", None]}),
+                                     "reference", 10, 1.0, 4)
+    assert parts["rungs"] == ["a", "b"] and parts["n"] == 1 and "score ≥ 4" in parts["extra"]
+
+
+# ------------------------------------------------------------------------------------------- drilldown
+def test_failures_use_the_metric_direction(ws):
+    pq = views.per_query(ws)
+    rung = ladder.load(ws).names[0]
+    assert drilldown.failures(pq, "oracle", rung, "SR@10").empty
+    worst = drilldown.failures(pq, "worst", rung, "SR@10")
+    assert len(worst) == pq[(pq["run"] == "worst") & (pq["rung"] == rung)]["qid"].nunique()
+    intr = drilldown.failures(pq, "worst", rung, "HN-intrusion")
+    assert len(intr) and (intr["hn_intrusion"] == 1.0).all()
+    assert drilldown.failures(pq, "oracle", rung, "HN-intrusion").empty
+    assert drilldown.failures(pq, "llm", ladder.load(ws).names[-1], "SR@10").empty  # does not fit: not a failure
+    scale = views.scale_of(rung)
+    assert len(drilldown.failures(pq, "worst", scale, "SR@10", x="scale")) >= len(worst)
+    with pytest.raises(EmbSError, match="unknown metric"):
+        drilldown.failures(pq, "worst", rung, "SR@3")
+
+
+def test_failures_worst_first():
+    pq = pd.DataFrame({"run": ["a"] * 3, "rung": ["r"] * 3, "qid": ["q1", "q2", "q3"], "status": ["ok"] * 3,
+                       "MRR": [0.5, 0.2, 1.0]})
+    assert drilldown.failures(pq, "a", "r", "MRR")["qid"].tolist() == ["q2", "q1"]
+
+
+def test_find_queries_exact_id_first():
+    qs = pd.DataFrame({"qid": ["q10", "q1", "x"], "text": ["about q1 things", "Paris", "Berlin"],
+                       "answer": ["a", "b", "Q1 answer"]})
+    assert drilldown.find_queries(qs, "q1")["qid"].tolist() == ["q1", "q10", "x"]
+    assert drilldown.find_queries(qs, "  ").empty and drilldown.find_queries(qs, "nothing").empty
