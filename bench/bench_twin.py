@@ -87,8 +87,15 @@ def gap(ws: Workspace, specs: list[str]) -> tuple[pd.DataFrame, pd.DataFrame, di
         t = time.perf_counter()
         evaluate.evaluate(ws, spec, name=spec, k=k)
         times[f"{spec} built"] = time.perf_counter() - t
-    if not ladder.exists(ws, ladder.BENIGN) or ladder.stale_reason(ws, ladder.BENIGN):
-        twin.build(ws)
+    before = ladder.fingerprint(ws, ladder.BENIGN)
+    twin.build(ws)  # after the runs: every dense run's cached vectors are a reference too
+    if ladder.fingerprint(ws, ladder.BENIGN) != before:  # a new twin: the old twin results are another ladder's
+        from emb_s_core import runs
+
+        for spec in specs:
+            if runs.get_run(ws, spec) is not None:
+                runs.delete_run(ws, spec)
+            evaluate.evaluate(ws, spec, name=spec, k=k)
     benign = [r.name for r in ladder.load(ws, kind=ladder.BENIGN).rungs if r.n_documents >= k]
     for spec in specs:
         t = time.perf_counter()
