@@ -15,7 +15,7 @@ it is never padded with near documents.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -38,6 +38,9 @@ class NearDocuments:
     neighbours: dict[str, set[int]]  # reference spec -> top-N documents of any kept query
     per_query: dict[str, set[int]]  # qid -> hard negatives ∪ top-N of that query (gold excepted)
     references: list[str]
+    #: gold documents of some kept query that are hard negatives or top-N neighbours of another kept query: they
+    #: stay in the twin (their own query needs them), the interference a shared twin cannot remove
+    gold_near_other: set[int] = field(default_factory=set)
 
     @property
     def all(self) -> set[int]:
@@ -87,7 +90,10 @@ def near_documents(ws: Workspace, qids: list[str], top_n: int = DEFAULT_TOP_N,
     gold = {int(d) for refs in qs["ref_ids"] for d in refs}
     specs = [(SPARSE_REFERENCE, None)] + cached_dense_references(ws) if references is None else \
         [(s, None) for s in references]
+    own = {q: {int(d) for d in refs} for q, refs in zip(qs.index, qs["ref_ids"])}
     per_query = {q: {int(d) for d in negs} - gold for q, negs in zip(qs.index, qs["hard_negative_ids"])}
+    gold_near_other = {int(d) for q, negs in zip(qs.index, qs["hard_negative_ids"]) for d in negs
+                       if int(d) in gold and int(d) not in own[q]}
     hard = set().union(*per_query.values()) if per_query else set()
     neighbours: dict[str, set[int]] = {}
     if top_n:
@@ -101,11 +107,13 @@ def near_documents(ws: Workspace, qids: list[str], top_n: int = DEFAULT_TOP_N,
                 ranked = r.rank(texts[start: start + _BATCH], {"bank": r.doc_ids}, top_n)["bank"]
                 for qid, row, scores in zip(qs.index[start: start + _BATCH], ranked.ids, ranked.scores):
                     # a document scoring 0 shares nothing with the query (BM25 pads its lists with such documents)
-                    near = {int(d) for d, s in zip(row, scores) if s > 0} - gold
+                    top = {int(d) for d, s in zip(row, scores) if s > 0}
+                    gold_near_other |= (top & gold) - own[qid]
+                    near = top - gold
                     per_query[qid] |= near
                     found |= near
             neighbours[spec] = found
-    return NearDocuments(hard, neighbours, per_query, [s for s, _ in specs])
+    return NearDocuments(hard, neighbours, per_query, [s for s, _ in specs], gold_near_other)
 
 
 def build(ws: Workspace, top_n: int = DEFAULT_TOP_N, references: list[str] | None = None) -> ladder.Ladder:
@@ -127,7 +135,10 @@ def build(ws: Workspace, top_n: int = DEFAULT_TOP_N, references: list[str] | Non
     domain_of = docs.set_index("doc_id")["domain"]
     messages = [(f"benign twin: {len(irrelevant):,} of {len(docs):,} documents are irrelevant to every kept query "
                  f"({len(near.hard_negatives):,} hard negatives and the top-{top_n} under "
-                 f"{', '.join(near.references) or 'no retriever'} left out; {len(gold):,} gold kept)")]
+                 f"{', '.join(near.references) or 'no retriever'} left out; {len(gold):,} gold kept)"),
+                f"benign twin: {len(near.gold_near_other):,} gold documents are also near another kept query (a "
+                "hard negative or top-N neighbour of it); they stay, since their own query needs them: the "
+                "interference a shared twin cannot remove"]
 
     def shuffled(ids: np.ndarray, *labels: str) -> np.ndarray:
         ids = np.sort(ids)
@@ -186,7 +197,8 @@ def build(ws: Workspace, top_n: int = DEFAULT_TOP_N, references: list[str] | Non
     kept = built.kept.drop(columns=["ladder"], errors="ignore").copy()
     twin_ladder = ladder.Ladder(twins, kept, dict(opts), messages)
     settings = {"twin_of": ladder.fingerprint(ws, ladder.BUILT), "top_n": top_n, "references": near.references,
-                "near_documents": len(near_ids), "irrelevant_documents": len(irrelevant)}
+                "near_documents": len(near_ids), "irrelevant_documents": len(irrelevant),
+                "gold_near_other_queries": len(near.gold_near_other)}
     twin_ladder.options.update(settings)
     ladder.store(ws, twin_ladder, built_from, kind=ladder.BENIGN, extra_settings=settings)
     return twin_ladder

@@ -81,6 +81,15 @@ def test_twin_keeps_gold_queries_budgets_and_leaves_out_every_near_document(ws):
         if t.kind in ("domain", "mixed", "global") and "note" not in t.composition:  # filled: no more would fit
             assert t.n_tokens + tok.max() > t.budget, t.name
     assert set(again.kept["qid"]) == set(built.kept["qid"])
+    # the gold documents near another kept query are counted (they stay: their own query needs them)
+    ref = retrievers.get("bm25-reference")
+    ref.prepare(ws, None)
+    tops = ref.rank(qs.loc[kept, "text"].tolist(), {"all": ref.doc_ids}, 10)["all"]
+    other_gold = {int(d) for q, row, sc in zip(kept, tops.ids, tops.scores) for d, s in zip(row, sc)
+                  if s > 0 and int(d) in gold and int(d) not in set(qs.loc[q, "ref_ids"])}
+    other_gold |= {int(d) for q in kept for d in qs.loc[q, "hard_negative_ids"]
+                   if int(d) in gold and int(d) not in set(qs.loc[q, "ref_ids"])}
+    assert lad.options["gold_near_other_queries"] == len(other_gold)
     # this bank has irrelevant documents enough for the domain rungs (the mixed ones draw on every domain's pool);
     # its 96K rung is most of the bank, which the twin cannot match without near documents
     short = [r.name for r in again.rungs if r.composition.get("note", "").startswith("short")]
