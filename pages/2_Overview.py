@@ -9,6 +9,7 @@ from emb_s_core.figures import curves, heatmap, style
 from ui import data, state, widgets
 
 DRILL = "pages/3_Query_drilldown.py"
+EXPLAIN = "pages/8_Explain.py"
 
 
 view = widgets.analysis_view("Overview")
@@ -70,6 +71,9 @@ with st.expander("Open the failures of one cell", expanded=False):
     col_pick = b.selectbox("Rung" if x == "rung" else "Scale", cols, key="cell_rung")
     st.page_link(DRILL, label=f"Failures of {run_pick} at {col_pick} →", icon="🔍",
                  query_params=state.carried(run=run_pick, rung=col_pick))
+    if x == "rung":  # a drop from this rung to a larger one: what displaced the gold
+        st.page_link(EXPLAIN, label="What displaced the gold from this rung on →", icon="🧭",
+                     query_params=state.carried(run=run_pick, **{"from": col_pick}))
 
 st.subheader("Degradation across the ladder")
 lines = {r.run: (r.threshold, f"{r.run}: effective scale {r.effective}") for r in eff.itertuples()} \

@@ -90,3 +90,14 @@ def test_explain_page_with_rungs_that_do_not_nest(env):
     at = run_page("8_Explain.py", {"ws": str(env.path), "run": "bm25", "from": "full"})
     clean(at)
     assert any("No rung of the ladder contains full" in el.value for el in at.info)
+
+
+def test_overview_links_a_cell_to_what_displaced_its_gold(env):
+    at = run_page("2_Overview.py", {"ws": str(env.path), "x": "rung"})
+    clean(at)
+    link = next(el.proto for el in at.get("page_link") if "displaced the gold" in el.proto.label)
+    params = dict(urllib.parse.parse_qsl(link.query_string))
+    assert params["run"] == "bm25" and params["from"] in {"2K/history", "2K/law", "2K/medicine"}
+    explain_page = run_page("8_Explain.py", params)
+    clean(explain_page)
+    assert explain_page.selectbox(key="url_from").value == params["from"]
