@@ -111,9 +111,31 @@ def gap(ws: Workspace, specs: list[str]) -> tuple[pd.DataFrame, pd.DataFrame, di
     return gaps, pd.concat([eff, eff_twin], ignore_index=True), times
 
 
+def cost(ws: Workspace, spec: str, repeat: int = 2) -> dict:
+    """Process CPU seconds of evaluating ``spec`` on the built ladder alone vs ``--ladder both`` (fresh runs, same
+    process, best of ``repeat``): what the twin adds to an evaluation."""
+    from emb_s_core import evaluate, runs
+
+    k = min(100, min(r.n_documents for r in ladder.load(ws).rungs))
+    out = {}
+    for choice in ("built", "both"):
+        best = float("inf")
+        for i in range(repeat):
+            name = f"cost-{choice}-{i}"
+            if runs.get_run(ws, name) is not None:
+                runs.delete_run(ws, name)
+            t = time.process_time()
+            evaluate.evaluate(ws, spec, name=name, k=k, ladder=choice)
+            best = min(best, time.process_time() - t)
+            runs.delete_run(ws, name)
+        out[choice] = best
+    out["ratio"] = out["both"] / out["built"]
+    return out
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=["fill", "gap"])
+    p.add_argument("mode", choices=["fill", "gap", "cost"])
     p.add_argument("--keep", type=Path, default=None)
     p.add_argument("--top-n", type=int, default=twin.DEFAULT_TOP_N)
     p.add_argument("--only", default=None, help="comma-separated workspace names (demo, hotpotqa, ...)")
@@ -129,6 +151,11 @@ def main() -> None:
             print(f"\n## {name}: {table.attrs['near']:,} near and {table.attrs['irrelevant']:,} irrelevant "
                   f"documents; twin built in {table.attrs['seconds']:.1f} s")
             print(table.to_markdown(index=False))
+        elif args.mode == "cost":
+            for spec in args.specs.split(","):
+                c = cost(ws, spec)
+                print(f"{name} {spec}: CPU s built {c['built']:.1f}, both {c['both']:.1f}, ratio {c['ratio']:.2f}; "
+                      f"load {os.getloadavg()[0]:.1f}")
         else:
             gaps, eff, times = gap(ws, args.specs.split(","))
             print(f"\n## {name}: seconds {', '.join(f'{k} {v:.1f}' for k, v in times.items())}; "
