@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import hashlib
+import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +20,8 @@ import pyarrow as pa
 
 from emb_s_core import tokens
 from emb_s_core.errors import EmbSError
-from emb_s_core.schema import DOCUMENT_SCHEMA, QUERY_SCHEMA, UNKNOWN_DOMAIN, Bank, content_hash, render_document
+from emb_s_core.schema import (DATASET, DOCUMENT_SCHEMA, HN_PROVENANCES, QUERY_SCHEMA, UNKNOWN_DOMAIN, Bank,
+                               content_hash, render_document)
 from emb_s_core.store import Workspace
 
 SOURCES_SCHEMA = pa.schema(
@@ -37,6 +40,17 @@ SOURCES_SCHEMA = pa.schema(
 )
 
 
+DOC_SETS_SCHEMA = pa.schema(
+    [pa.field("source", pa.string()), pa.field("set", pa.string()), pa.field("set_order", pa.int32()),
+     pa.field("doc_id", pa.int64())]
+)
+QUERY_EXTRA_SCHEMA = pa.schema([pa.field("qid", pa.string()), pa.field("extra", pa.string())])
+HN_PROVENANCE_SCHEMA = pa.schema(
+    [pa.field("qid", pa.string()), pa.field("doc_id", pa.int64()), pa.field("provenance", pa.string())]
+)
+HN_PROVENANCE_TABLE = "hard_negative_provenance"
+
+
 @dataclass
 class ImportReport:
     source: str
@@ -45,6 +59,7 @@ class ImportReport:
     already_imported: bool = False
     skipped: dict[str, int] = dataclasses.field(default_factory=dict)
     notes: list[str] = dataclasses.field(default_factory=list)
+    details: dict = dataclasses.field(default_factory=dict)
 
 
 def encoding_of(ws: Workspace) -> str:
@@ -53,7 +68,17 @@ def encoding_of(ws: Workspace) -> str:
 
 def add_bank(ws: Workspace, bank: Bank, *, fmt: str, path: str | Path, sha256: str,
              progress: bool = False) -> ImportReport:
-    """Write a validated bank into the workspace in one transaction (all or nothing)."""
+    """Write a validated bank into the workspace in one transaction (all or nothing).
+
+    The "already imported" check and the write hold the writer lock together: two imports of the same files at once
+    (two terminals, a retried script) give one source, not the bank twice.
+    """
+    with ws.writer():
+        return _add_bank(ws, bank, fmt=fmt, path=path, sha256=sha256, progress=progress)
+
+
+def _add_bank(ws: Workspace, bank: Bank, *, fmt: str, path: str | Path, sha256: str,
+              progress: bool = False) -> ImportReport:
     if ws.has_table("sources"):
         done = ws.read_pandas("sources")
         hit = done[(done["sha256"] == sha256) & (done["format"] == fmt)]
@@ -137,11 +162,96 @@ def add_bank(ws: Workspace, bank: Bank, *, fmt: str, path: str | Path, sha256: s
         ws.write("documents", doc_table, schema=DOCUMENT_SCHEMA)
         ws.write("queries", query_table, schema=QUERY_SCHEMA)
         ws.write("sources", source_row, schema=SOURCES_SCHEMA)
-    return ImportReport(bank.source, len(docs), len(bank.queries), skipped=dict(bank.skipped), notes=list(bank.notes))
+        _write_source_extras(ws, bank, offset)
+    return ImportReport(bank.source, len(docs), len(bank.queries), skipped=dict(bank.skipped), notes=list(bank.notes),
+                        details=dict(bank.details))
+
+
+def _write_source_extras(ws: Workspace, bank: Bank, offset: int) -> None:
+    """What some sources carry beyond documents and queries: named document sets (a release's scales), per-query
+    extra keys, and the importer's summary (setting ``source:<name>``)."""
+    if bank.doc_sets:
+        sets = [(name, np.unique(np.asarray(ids, np.int64)) + offset) for name, ids in bank.doc_sets.items()]
+        ws.write("doc_sets", pa.table(
+            {"source": np.full(sum(len(i) for _, i in sets), bank.source, dtype=object),
+             "set": np.concatenate([np.full(len(i), n, dtype=object) for n, i in sets]),
+             "set_order": np.concatenate([np.full(len(i), k, dtype=np.int32) for k, (_, i) in enumerate(sets)]),
+             "doc_id": np.concatenate([i for _, i in sets])}, schema=DOC_SETS_SCHEMA), schema=DOC_SETS_SCHEMA)
+    extras = [(q.qid, json.dumps(q.extra, ensure_ascii=False, default=str)) for q in bank.queries if q.extra]
+    if extras:
+        ws.write("query_extra", pa.table({"qid": [q for q, _ in extras], "extra": [e for _, e in extras]},
+                                         schema=QUERY_EXTRA_SCHEMA), schema=QUERY_EXTRA_SCHEMA)
+    if bank.details:
+        ws.set_setting(f"source:{bank.source}", bank.details)
+    pairs = [(q.qid, int(d) + offset) for q in bank.queries for d in q.hard_negative_ids]
+    if pairs:
+        record_provenance(ws, pairs, bank.hard_negative_provenance)
+
+
+def record_provenance(ws: Workspace, pairs: list[tuple[str, int]], provenance: str) -> None:
+    """Record where hard negatives (qid, doc_id) came from (inside the caller's transaction)."""
+    if provenance not in HN_PROVENANCES:
+        raise AssertionError(f"unknown hard-negative provenance {provenance!r}")  # a bug, never a user error
+    ws.write(HN_PROVENANCE_TABLE, pa.table({"qid": [q for q, _ in pairs], "doc_id": [d for _, d in pairs],
+                                            "provenance": [provenance] * len(pairs)}, schema=HN_PROVENANCE_SCHEMA),
+             schema=HN_PROVENANCE_SCHEMA)
+
+
+def hard_negatives(ws: Workspace, queries: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per (qid, hard negative) of the bank with its provenance; one not recorded (a workspace from before
+    provenance was kept) reads as ``dataset``, and the latest record of a pair wins (collision after import)."""
+    qs = queries if queries is not None else ws.read_pandas("queries", ["qid", "hard_negative_ids"])
+    lengths = qs["hard_negative_ids"].map(len).to_numpy()
+    frame = pd.DataFrame({"qid": np.repeat(qs["qid"].to_numpy(), lengths),
+                          "doc_id": np.concatenate([np.asarray(x, np.int64) for x in qs["hard_negative_ids"]]
+                                                   or [np.empty(0, np.int64)])})
+    if ws.has_table(HN_PROVENANCE_TABLE):
+        rec = ws.read_pandas(HN_PROVENANCE_TABLE).drop_duplicates(["qid", "doc_id"], keep="last")
+        frame = frame.merge(rec, on=["qid", "doc_id"], how="left")
+    else:
+        frame["provenance"] = None
+    frame["provenance"] = frame["provenance"].fillna(DATASET)
+    return frame
+
+
+def with_hard_negatives_of(ws: Workspace, queries: pd.DataFrame, provenances: list[str] | tuple[str, ...]
+                           ) -> pd.DataFrame:
+    """``queries`` with only the hard negatives of the given provenances (for HN-intrusion by provenance)."""
+    unknown = [p for p in provenances if p not in HN_PROVENANCES]
+    if unknown:
+        raise EmbSError(f"unknown hard-negative provenance {unknown[0]!r}",
+                        fix=f"use some of: {', '.join(HN_PROVENANCES)}.")
+    hn = hard_negatives(ws, queries)
+    hn = hn[hn["provenance"].isin(list(provenances))]
+    keep = hn.groupby("qid")["doc_id"].apply(list)
+    out = queries.copy()
+    out["hard_negative_ids"] = [keep.get(q, []) for q in out["qid"]]
+    return out
+
+
+def doc_sets(ws: Workspace, source: str | None = None) -> pd.DataFrame:
+    """The named document sets sources defined (source, set, set_order, doc_id); empty when there are none."""
+    if not ws.has_table("doc_sets"):
+        return pd.DataFrame(columns=DOC_SETS_SCHEMA.names)
+    frame = ws.read_pandas("doc_sets")
+    return frame[frame["source"] == source] if source is not None else frame
+
+
+def query_extra(ws: Workspace) -> dict[str, dict]:
+    """qid -> the source keys the importer kept (empty for sources without any)."""
+    if not ws.has_table("query_extra"):
+        return {}
+    frame = ws.read_pandas("query_extra")
+    return {q: json.loads(e) for q, e in zip(frame["qid"], frame["extra"])}
+
+
+def source_details(ws: Workspace) -> dict[str, dict]:
+    """source name -> the importer's summary (scales, splits, references matched ...), for sources that give one."""
+    return {k.partition(":")[2]: v for k, v in ws.settings.items() if k.startswith("source:")}
 
 
 def import_path(ws: Workspace | str | Path, fmt: str, path: str | Path, *, source: str | None = None,
-                domain: str | None = None, progress: bool = False) -> ImportReport:
+                domain: str | None = None, progress: bool = False, split: str | None = None) -> ImportReport:
     """Read ``path`` in format ``fmt`` and add it to the workspace; the one entry point for CLI and UI.
 
     The file is read and validated before the workspace is opened (or created), so a bad file leaves no trace.
@@ -150,15 +260,18 @@ def import_path(ws: Workspace | str | Path, fmt: str, path: str | Path, *, sourc
     from emb_s_core.sources._io import sha256_of
 
     path = Path(path)
-    bank = read_bank(fmt, path, source, domain)
+    bank = read_bank(fmt, path, source, domain, split=split)
     created: Path | None = None
     if not isinstance(ws, Workspace):
         target = Path(ws).expanduser().absolute()
         missing = [p for p in (target, *target.parents) if not p.exists()]
         created = missing[-1] if missing else None  # the topmost folder this import creates
         ws = Workspace(target, create=True)
+    digest = sha256_of(path)
+    if split:  # another split of the same files is another import
+        digest = hashlib.sha256(f"{digest}:split={split}".encode()).hexdigest()
     try:
-        return add_bank(ws, bank, fmt=fmt, path=path, sha256=sha256_of(path), progress=progress)
+        return add_bank(ws, bank, fmt=fmt, path=path, sha256=digest, progress=progress)
     except BaseException:
         if created is not None and ws.version == 0:  # an import into a new path leaves nothing behind
             shutil.rmtree(created, ignore_errors=True)
@@ -206,6 +319,7 @@ def info(ws: Workspace) -> dict:
     docs = documents(ws, ["doc_id", "domain", "source", "n_tokens"])
     qs = queries(ws)
     srcs = ws.read_pandas("sources") if ws.has_table("sources") else pd.DataFrame(columns=SOURCES_SCHEMA.names)
+    details = source_details(ws)
     return {
         "workspace": str(ws.path),
         "version": ws.version,
@@ -223,7 +337,8 @@ def info(ws: Workspace) -> dict:
         "queries_per_domain": {k: int(v) for k, v in qs.groupby("domain").size().items()},
         "sources": [
             {"source": r.source, "format": r.format, "path": r.path, "sha256": r.sha256,
-             "documents": int(r.n_documents), "queries": int(r.n_queries), "skipped": r.skipped}
+             "documents": int(r.n_documents), "queries": int(r.n_queries), "skipped": r.skipped,
+             **({"details": details[r.source]} if r.source in details else {})}
             for r in srcs.itertuples()
         ],
     }

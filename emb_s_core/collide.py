@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from emb_s_core import bank
 from emb_s_core.errors import EmbSError
-from emb_s_core.schema import OK, QUERY_SCHEMA, UNPARSEABLE, render_document
+from emb_s_core.schema import COLLISION, OK, QUERY_SCHEMA, UNPARSEABLE, render_document
 from emb_s_core.store import Workspace
 
 CONFLICT = "Conflict"
@@ -214,23 +214,12 @@ def run(ws: Workspace, gateway, embedder: str = DEFAULT_EMBEDDER, k: int = DEFAU
 
     prompt = protocol.load_prompt(PROMPT, prompt_version)
     gateway.check_credentials()
-    cands = candidates(ws, embedder, k, limit, qids, progress)
-    qs = select(ws, limit, qids).set_index("qid", drop=False)
-    existing = verdicts(ws, model=gateway.model, prompt_version=prompt.version)
-    done = set(map(tuple, existing.loc[existing["status"].isin([OK, UNPARSEABLE]), ["qid", "doc_id"]]
-                   .itertuples(index=False, name=None)))
-    todo = cands[[(q, int(d)) not in done for q, d in zip(cands["qid"], cands["doc_id"])]]
-    docs = bank.documents(ws, ["doc_id", "title", "text"]).set_index("doc_id")
+    cands, todo, batch_of = _plan(ws, gateway, embedder, k, limit, qids, prompt, progress)
     labeled = 0
     todo_qids = list(dict.fromkeys(todo["qid"]))
     for start in range(0, len(todo_qids), batch_size):
         part = todo[todo["qid"].isin(todo_qids[start: start + batch_size])]
-        batch = []
-        for row in part.itertuples(index=False):
-            q = qs.loc[row.qid]
-            gold = [(docs.at[i, "title"], docs.at[i, "text"]) for i in q["ref_ids"] if i in docs.index]
-            cand = docs.loc[int(row.doc_id)]
-            batch.append(messages_for(prompt, q, gold, (cand["title"], cand["text"])))
+        batch = batch_of(part)
         results = gateway.complete_many(batch, salts=[prompt.version] * len(batch))
         out = []
         for row, res in zip(part.itertuples(index=False), results):
@@ -248,6 +237,42 @@ def run(ws: Workspace, gateway, embedder: str = DEFAULT_EMBEDDER, k: int = DEFAU
     final = verdicts(ws, model=gateway.model, prompt_version=prompt.version)
     return CollideReport(gateway.model, prompt.version, embedder, int(cands["qid"].nunique()), len(cands), labeled,
                          len(cands) - len(todo), counts(final))
+
+
+def _plan(ws: Workspace, gateway, embedder: str, k: int, limit: int | None, qids: list[str] | None, prompt,
+          progress: Progress | None = None):
+    """(candidates, those without a stored verdict, a function building the messages of some of them)."""
+    cands = candidates(ws, embedder, k, limit, qids, progress)
+    qs = select(ws, limit, qids).set_index("qid", drop=False)
+    existing = verdicts(ws, model=gateway.model, prompt_version=prompt.version)
+    done = set(map(tuple, existing.loc[existing["status"].isin([OK, UNPARSEABLE]), ["qid", "doc_id"]]
+                   .itertuples(index=False, name=None)))
+    todo = cands[[(q, int(d)) not in done for q, d in zip(cands["qid"], cands["doc_id"])]]
+    docs = bank.documents(ws, ["doc_id", "title", "text"]).set_index("doc_id")
+
+    def batch_of(part: pd.DataFrame) -> list:
+        batch = []
+        for row in part.itertuples(index=False):
+            q = qs.loc[row.qid]
+            gold = [(docs.at[i, "title"], docs.at[i, "text"]) for i in q["ref_ids"] if i in docs.index]
+            cand = docs.loc[int(row.doc_id)]
+            batch.append(messages_for(prompt, q, gold, (cand["title"], cand["text"])))
+        return batch
+
+    return cands, todo, batch_of
+
+
+def estimate(ws: Workspace, gateway, embedder: str = DEFAULT_EMBEDDER, k: int = DEFAULT_K,
+             limit: int | None = None, qids: list[str] | None = None, prompt_version: int = 1) -> dict:
+    """Calls, tokens and the cost upper bound of a collision test before it starts (the candidates are found by
+    the embedder, which embeds the bank once; no model call is made). Stored verdicts count as done."""
+    from emb_s_core import protocol
+
+    prompt = protocol.load_prompt(PROMPT, prompt_version)
+    cands, todo, batch_of = _plan(ws, gateway, embedder, k, limit, qids, prompt)
+    est = gateway.estimate(batch_of(todo), salts=[prompt.version] * len(todo))
+    est["already_done"] = len(cands) - len(todo)
+    return est
 
 
 # ------------------------------------------------------------------------------------------------ reading
@@ -359,9 +384,14 @@ def apply(ws: Workspace, model: str | None = None, prompt_version: str | None = 
     edits = list(ws.settings.get("bank_edits", []))
     edits.append({"kind": "collide", "model": model_name, "prompt_version": prompt_name, "from_version": before,
                   "hard_negatives_added": n_hn, "false_negatives_added": n_fn, "retired": len(retired)})
+    before_negs = dict(zip(queries["qid"], queries["hard_negative_ids"].map(lambda x: {int(i) for i in x})))
+    added = [(q, int(d)) for q, negs in zip(kept["qid"], kept["hard_negative_ids"]) for d in negs
+             if int(d) not in before_negs.get(q, set())]
     with ws.transaction():
         ws.write("queries", pa.Table.from_pandas(kept, schema=QUERY_SCHEMA, preserve_index=False), mode="overwrite",
                  schema=QUERY_SCHEMA)
+        if added:
+            bank.record_provenance(ws, added, COLLISION)
         if len(retired):
             ws.write(RETIRED, retired_table, schema=RETIRED_SCHEMA)
         ws.set_setting("bank_edits", edits)

@@ -39,7 +39,7 @@ def build(workspace_dir: str | Path, tokens: int | None = None, seed: int = 0, p
         report("storing the bank", 0.5)
         bank.add_bank(ws, generated, fmt="demo", path=identity,
                       sha256=hashlib.sha256(identity.encode()).hexdigest())
-    report("generating a bank", 1.0)
+    report("generating the bank", 1.0)
     if not ladder.exists(ws):
         report("building the ladder", 0.0)
         ladder.build(ws, ladder.LadderOptions(seed=seed))
@@ -55,11 +55,9 @@ def build(workspace_dir: str | Path, tokens: int | None = None, seed: int = 0, p
         report("building the benign twin", 0.0)
         twin.build(ws)
     report("building the benign twin", 1.0)
-    # the same k as the built runs (one run each); a twin rung smaller than k (a tiny bank) is left out
-    benign = [r.name for r in ladder.load(ws, kind=ladder.BENIGN).rungs if r.n_documents >= k]
-    for spec in retrievers:
+    for spec in retrievers:  # the same run and k (a twin rung smaller than k is ranked whole)
         stage = f"evaluating {spec} on the benign twin"
-        evaluate.evaluate(ws, spec, name=spec, k=k, ladder=ladder.BENIGN, rungs=benign,
+        evaluate.evaluate(ws, spec, name=spec, k=k, ladder=ladder.BENIGN,
                           progress=lambda s, f, stage=stage: report(f"{stage}: {s}", f))
         report(stage, 1.0)
     return ws
@@ -74,3 +72,27 @@ def is_complete(ws: Workspace, retrievers: tuple[str, ...] = DEMO_RETRIEVERS) ->
     building)."""
     names = set(runs.list_runs(ws)["run"])
     return ladder.exists(ws) and ladder.exists(ws, ladder.BENIGN) and all(spec in names for spec in retrievers)
+
+
+def steps(retrievers: tuple[str, ...] = DEMO_RETRIEVERS) -> list[str]:
+    """The build's steps in order, as its stages begin: generating the bank, building the ladder, one evaluation per
+    retriever, the benign twin, one twin evaluation per retriever (what "step 3 of 9" counts)."""
+    return ["generating the bank", "building the ladder", *(f"evaluating {spec}" for spec in retrievers),
+            "building the benign twin", *(f"evaluating {spec} on the benign twin" for spec in retrievers)]
+
+
+def step_of(stage: str, retrievers: tuple[str, ...] = DEMO_RETRIEVERS) -> int:
+    """1-based step of a reported stage (see :func:`steps`); 0 when the stage is none of them."""
+    if stage.startswith(("generating", "storing the bank")):
+        return 1
+    if stage.startswith("building the ladder"):
+        return 2
+    if stage.startswith("building the benign twin"):
+        return 3 + len(retrievers)
+    for i, spec in enumerate(retrievers):
+        if stage.startswith(f"evaluating {spec} on the benign twin"):
+            return 4 + len(retrievers) + i
+    for i, spec in enumerate(retrievers):
+        if stage.startswith(f"evaluating {spec}"):
+            return 3 + i
+    return 0

@@ -63,7 +63,9 @@ def quadrants(ws: Workspace, access_run: str, qa_run: str, judge: str = judge_mo
         raise EmbSError(f"judge {judge!r} has not judged QA run {qa_run!r}",
                         fix=f"run `emb-s judge --qa-run {qa_run!r} --judge ...` first.")
     queries = bank.queries(ws)
+    answers = answers[answers["qid"].isin(queries["qid"])]  # retired queries: see bank_notes
     res = runs.load_results(ws, runs=[access_run])
+    res = res[res["qid"].isin(queries["qid"])]
     if len(res):  # SR@K from the one metrics implementation (NaN where the access cell is not ok)
         sr_k = metrics.per_query(res, queries, ks=(k,))[["rung", "qid", f"SR@{k}"]].rename(columns={f"SR@{k}": "sr"})
         res = res.merge(sr_k, on=["rung", "qid"], how="left")
@@ -105,6 +107,19 @@ def quadrants(ws: Workspace, access_run: str, qa_run: str, judge: str = judge_mo
     return df[cols].reset_index(drop=True)
 
 
+def bank_notes(ws: Workspace, access_run: str, qa_run: str) -> list[str]:
+    """The access and QA runs made on an earlier bank version, with the retired queries left out of the quadrants."""
+    from emb_s_core import provenance
+
+    res = runs.load_results(ws, runs=[access_run])
+    answers = qa.load_answers(ws, [qa_run]).rename(columns={"qa_run": "run"})
+    both = pd.concat([res[["run", "qid"]], answers[["run", "qid"]]], ignore_index=True)
+    left = provenance.left_out(ws, both)
+    configs = {access_run: (runs.get_run(ws, access_run) or {}).get("config", {}),
+               qa_run: (qa.get_qa_run(ws, qa_run) or {}).get("config", {})}
+    return provenance.notes(left, provenance.earlier_bank(ws, configs, left), [access_run, qa_run])
+
+
 def summary(df: pd.DataFrame, by: tuple[str, ...] | list[str] = ("rung",)) -> pd.DataFrame:
     """Quadrant shares per group, long form: *by, quadrant, n, share, n_classified, n_excluded.
 
@@ -132,10 +147,16 @@ def summary(df: pd.DataFrame, by: tuple[str, ...] | list[str] = ("rung",)) -> pd
     return out[[*by, "quadrant", "label", "n", "share", "n_classified", "n_excluded"]].reset_index(drop=True)
 
 
+EXCLUDED = "excluded"  # the cells no quadrant holds (no ranking, no answer, no judgment), each with its reason
+
+
 def cases(df: pd.DataFrame, quadrant: str) -> pd.DataFrame:
-    """The rows of one quadrant (e.g. the use failures) for the page's case list."""
+    """The rows of one quadrant (e.g. the use failures) for the page's case list, or with ``excluded`` the cells
+    left out of every quadrant (their ``reason`` says why)."""
+    if quadrant == EXCLUDED:
+        return df[df["quadrant"].isna()].reset_index(drop=True)
     if quadrant not in QUADRANTS:
-        raise EmbSError(f"unknown quadrant {quadrant!r}", fix=f"use one of: {', '.join(QUADRANTS)}.")
+        raise EmbSError(f"unknown quadrant {quadrant!r}", fix=f"use one of: {', '.join([*QUADRANTS, EXCLUDED])}.")
     return df[df["quadrant"] == quadrant].reset_index(drop=True)
 
 

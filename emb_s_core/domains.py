@@ -128,17 +128,11 @@ def by_llm(ws: Workspace, gateway, descriptions: dict[str, str], prompt_version:
     gateway.check_credentials()
     prompt = protocol.load_prompt(PROMPT, prompt_version)
     names = list(descriptions)
-    listing = "\n".join(f"- {n}: {d}" for n, d in descriptions.items())
     docs = bank.documents(ws, ["doc_id", "title", "text"]).sort_values("doc_id")
     rows = []
     for start in range(0, len(docs), batch_size):
         part = docs.iloc[start: start + batch_size]
-        batch = []
-        for t, x in zip(part["title"], part["text"]):
-            body = render_document(t if isinstance(t, str) else None, x)
-            body = body if len(body) <= DOC_CHARS else body[:DOC_CHARS] + " [...]"
-            batch.append([{"role": "user", "content": prompt.render(domains=listing, document=body,
-                                                                     names=", ".join(names))}])
+        batch = _messages(part, descriptions, prompt)
         for doc_id, res in zip(part["doc_id"], gateway.complete_many(batch, salts=[prompt.version] * len(batch))):
             label = parse_domain(res.text, names) if res.status == OK else None
             rows.append({"doc_id": int(doc_id), "domain": label, "reply": res.text,
@@ -146,6 +140,29 @@ def by_llm(ws: Workspace, gateway, descriptions: dict[str, str], prompt_version:
         if progress:
             progress(f"labeling documents ({gateway.model})", min(1.0, (start + len(part)) / len(docs)))
     return pd.DataFrame(rows, columns=["doc_id", "domain", "reply", "status"])
+
+
+def _messages(docs: pd.DataFrame, descriptions: dict[str, str], prompt) -> list:
+    """One labeling prompt per document (title + text, cut at DOC_CHARS)."""
+    listing = "\n".join(f"- {n}: {d}" for n, d in descriptions.items())
+    batch = []
+    for t, x in zip(docs["title"], docs["text"]):
+        body = render_document(t if isinstance(t, str) else None, x)
+        body = body if len(body) <= DOC_CHARS else body[:DOC_CHARS] + " [...]"
+        batch.append([{"role": "user", "content": prompt.render(domains=listing, document=body,
+                                                                 names=", ".join(descriptions))}])
+    return batch
+
+
+def estimate(ws: Workspace, gateway, descriptions: dict[str, str], prompt_version: int = 1) -> dict:
+    """Calls, tokens and the cost upper bound of labeling every document with ``gateway``'s model (no call made;
+    cached replies count as cached)."""
+    from emb_s_core import protocol
+
+    prompt = protocol.load_prompt(PROMPT, prompt_version)
+    docs = bank.documents(ws, ["doc_id", "title", "text"]).sort_values("doc_id")
+    batch = _messages(docs, descriptions, prompt)
+    return gateway.estimate(batch, salts=[prompt.version] * len(batch))
 
 
 def query_domains(queries: pd.DataFrame, doc_domain: pd.Series) -> pd.Series:
@@ -171,6 +188,23 @@ def agreement(truth: pd.Series, predicted: pd.Series, labels: list[str] | None =
 
 
 # ------------------------------------------------------------------------------------------------ one labeling
+CLOSE_MARGIN = 0.02  # best minus second domain similarity below this: the document sits between two domains
+WARN_SHARE = 0.25  # warn when at least this share of documents sits that close
+
+
+def confidence(documents: pd.DataFrame) -> dict | None:
+    """Zero-shot labels only: quantiles of each document's margin (best minus second domain similarity) and the
+    share within :data:`CLOSE_MARGIN` of its second domain; None for LLM labels (they have no margin)."""
+    if "margin" not in documents.columns:
+        return None
+    m = documents["margin"].dropna().to_numpy(np.float64)
+    if not len(m):
+        return None
+    q = np.quantile(m, [0.1, 0.25, 0.5, 0.75, 0.9])
+    return {"n": int(len(m)), "p10": float(q[0]), "p25": float(q[1]), "median": float(q[2]), "p75": float(q[3]),
+            "p90": float(q[4]), "close_margin": CLOSE_MARGIN, "share_close": float(np.mean(m < CLOSE_MARGIN))}
+
+
 @dataclass
 class Labeling:
     method: str  # "embedder:<spec>" or "llm:<model>"
@@ -181,6 +215,9 @@ class Labeling:
     query_agreement: dict | None
     unlabeled: int = 0
     messages: list[str] = field(default_factory=list)
+
+    def confidence(self) -> dict | None:
+        return confidence(self.documents)
 
     def distribution(self) -> pd.DataFrame:
         """Documents, tokens and queries per new domain (what the ladder will be built from)."""
@@ -219,6 +256,12 @@ def label(ws: Workspace, descriptions: dict[str, str] | None = None, embedder: s
                         "they keep their previous domain")
     if doc_agree is None:
         messages.append("no document carries one of these domains already, so there is no agreement to report")
+    conf = confidence(docs)
+    if conf is not None and conf["share_close"] >= WARN_SHARE:
+        messages.append(f"warning: {conf['share_close']:.0%} of documents are within {CLOSE_MARGIN} of their "
+                        "second domain (best minus second similarity): these labels are close to arbitrary, so "
+                        "domain rungs built from them would not isolate anything; check the distribution before "
+                        "--apply, or pass domains that fit the bank (--domains / --descriptions)")
     final_domains = set(docs["final"]) | set(queries["domain"])
     if len(final_domains) > MAX_DOMAINS:
         messages.append(f"the bank would span {len(final_domains)} domains (more than {MAX_DOMAINS}); the ladder "

@@ -16,6 +16,7 @@ import pandas as pd
 
 from emb_s_core import bank, ladder as ladder_mod, runs, retrievers
 from emb_s_core.errors import EmbSError
+from emb_s_core.progress import counted
 from emb_s_core.store import Workspace
 
 Progress = Callable[[str, float], None]
@@ -23,32 +24,46 @@ DEFAULT_K = 100
 DEFAULT_BATCH = 64
 
 
-def default_name(spec: str, k: int = DEFAULT_K, chunk_size: int | None = None) -> str:
+#: ``--ladder`` choices: one ladder kind, or ``both`` = the built ladder and its benign twin
+LADDER_CHOICES = (*ladder_mod.LADDER_KINDS, "both")
+
+
+def ladder_kinds(ws: Workspace, choice: str | None = None) -> tuple[str, ...]:
+    """The ladder kinds a run covers, from ``--ladder``: by default the built ladder when the workspace has one,
+    else the official one (a release imported without rebuilding); ``both`` = built + benign twin."""
+    if choice is None:
+        held = ladder_mod.kinds(ws)
+        choice = ladder_mod.OFFICIAL if ladder_mod.BUILT not in held and ladder_mod.OFFICIAL in held \
+            else ladder_mod.BUILT
+    if choice not in LADDER_CHOICES:
+        raise EmbSError(f"unknown ladder {choice!r}", fix=f"use one of: {', '.join(LADDER_CHOICES)}.")
+    return (ladder_mod.BUILT, ladder_mod.BENIGN) if choice == "both" else (choice,)
+
+
+def default_name(spec: str, k: int = DEFAULT_K, chunk_size: int | None = None,
+                 kinds: tuple[str, ...] = (ladder_mod.BUILT,)) -> str:
+    """The spec, plus ``@chunkN`` / ``@kN`` when not default and ``@<kind>`` for a ladder other than the built one
+    and its benign twin (the twin's rungs join the built run of the same name, so the illusion gap pairs them)."""
     name = spec
     if chunk_size:
         name += f"@chunk{chunk_size}"
     if k != DEFAULT_K:
         name += f"@k{k}"
+    other = [k for k in kinds if k not in (ladder_mod.BUILT, ladder_mod.BENIGN)]
+    if other:
+        name += "@" + "+".join(other)
     return name
+
+
+def k_per_rung(rungs: list[ladder_mod.Rung], k: int) -> dict[str, int]:
+    """K clamped to each rung's size: a rung smaller than K is ranked whole (recorded in the run's config)."""
+    return {r.name: min(k, r.n_documents) for r in rungs}
 
 
 def _checked_retriever(spec: str, options: dict[str, Any]) -> retrievers.Retriever:
     r = retrievers.get(spec, **options)
     r.check()  # load models now: a missing one fails before anything is written
     return r
-
-
-LADDER_CHOICES = (*ladder_mod.LADDER_KINDS, "both")
-
-
-def ladder_kinds(choice: str = ladder_mod.BUILT) -> tuple[str, ...]:
-    """The ladder kinds ``--ladder CHOICE`` evaluates: one kind, or ``both`` = the built (adversarial) ladder and its
-    benign twin, in one call so the twin reuses the prepared retriever (term statistics, cached vectors)."""
-    if choice == "both":
-        return (ladder_mod.BUILT, ladder_mod.BENIGN)
-    if choice in ladder_mod.LADDER_KINDS:
-        return (choice,)
-    raise EmbSError(f"unknown --ladder {choice!r}", fix=f"use one of: {', '.join(LADDER_CHOICES)}.")
 
 
 def _ladder_identity(existing: dict | None, name: str, hashes: dict[str, str]) -> dict[str, str]:
@@ -71,46 +86,57 @@ def _ladder_identity(existing: dict | None, name: str, hashes: dict[str, str]) -
 
 
 def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT_K, rungs: list[str] | None = None,
-             progress: Progress | None = None, batch_size: int = DEFAULT_BATCH, ladder: str = ladder_mod.BUILT,
+             progress: Progress | None = None, batch_size: int = DEFAULT_BATCH, ladder: str | None = None,
              **options: Any) -> str:
-    """Run retriever ``spec`` on the rungs (all, or ``rungs``) of the ladder kinds ``ladder`` names (see
-    ``ladder_kinds``); returns the run name.
+    """Run retriever ``spec`` on the rungs (all, or ``rungs``) of ``ladder`` (see :func:`ladder_kinds`); returns the
+    run name.
 
     Options: ``chunk_size`` (dense, tokens of the model's tokenizer; default the model's max length),
     ``api_base`` (dense:litellm). The run's identity is (spec, retriever config, k, ladder membership hashes);
-    rerunning with the same name resumes, with another identity it is an error. Evaluating a run on another kind
-    later (``--ladder benign`` after ``built``) adds that kind's rungs to the same run.
+    rerunning with the same name resumes, with another identity it is an error. A rung smaller than ``k`` is ranked
+    whole; the clamped K of each such rung is stored in the config (``k_per_rung``). Evaluating a run on the benign
+    twin later (``--ladder benign`` after ``built``) adds the twin's rungs to the same run, so the illusion gap pairs
+    them.
     """
     retriever = retrievers.get(spec, **options)  # an unknown spec fails first, before any loading
-    lad = ladder_mod.load(ws, kind=ladder_kinds(ladder))
+    kinds = ladder_kinds(ws, ladder)
+    lad = ladder_mod.load(ws, kind=kinds)
     selected = [lad.rung(r) for r in (rungs or lad.names)]  # unknown names raise EmbSError
     if k < 1:
         raise EmbSError(f"k must be at least 1 (got {k})", fix="pass --k 1 or more.")
-    small = sorted((r for r in selected if r.n_documents < k), key=lambda r: r.n_documents)
-    if small:
-        raise EmbSError(f"k={k} is larger than rung {small[0].name}'s {small[0].n_documents} documents",
-                        fix=f"pass --k {min(r.n_documents for r in small)} or less, or leave out the smallest rungs "
-                            "with --rungs.")
+    ks = k_per_rung(selected, k)
+    if progress:
+        progress(f"loading {spec}", 0.0)  # a model load can take tens of seconds on a busy machine: say so at once
     retriever.check()  # load models now: a missing one fails before anything is written
-    name = name or default_name(spec, k, options.get("chunk_size"))
-    hashes = {r.name: r.membership_hash for r in lad.rungs}
+    if progress:
+        progress(f"loading {spec}", 1.0)
+    name = name or default_name(spec, k, options.get("chunk_size"), kinds)
+    config = {"spec": spec, "retriever": retriever.config(), "k": k,
+              "ladder": {r.name: r.membership_hash for r in lad.rungs}}
+    clamped = {n: v for n, v in k_per_rung(lad.rungs, k).items() if v < k}
+    if clamped:  # only then, so runs made before clamping existed keep their identity
+        config["k_per_rung"] = clamped
     with ws.writer():  # one writer per workspace: a second eval of this run waits here, then resumes it
-        return _run(ws, retriever, name, spec, hashes, ladder_kinds(ladder), selected, k, progress, batch_size)
+        return _run(ws, retriever, name, config, kinds, selected, ks, progress, batch_size)
 
 
-def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, spec: str, hashes: dict[str, str],
-         kinds: tuple[str, ...], selected: list, k: int, progress: Progress | None, batch_size: int) -> str:
+def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, config: dict[str, Any], kinds: tuple[str, ...],
+         selected: list, ks: dict[str, int], progress: Progress | None, batch_size: int) -> str:
     """The run itself, under the writer lock: what is finished is read after the lock is held."""
+    hashes = config["ladder"]
     if {r.name: r.membership_hash for r in ladder_mod.load(ws, kind=kinds).rungs} != hashes:
         raise EmbSError("the ladder was rebuilt while this eval waited for the writer lock",
                         fix="run the eval again: it will use the new ladder.")
     existing = runs.get_run(ws, name)
-    config = {"spec": spec, "retriever": retriever.config(), "k": k,
-              "ladder": _ladder_identity(existing, name, hashes)}
-    if existing is not None and existing["config"].get("ladder") != config["ladder"] and \
-            {**existing["config"], "ladder": config["ladder"]} == config:
-        runs.update_config(ws, name, config)  # the same run, now also on another ladder kind
-    runs.create_run(ws, name, "retriever", spec, config)
+    config = dict(config, ladder=_ladder_identity(existing, name, hashes))
+    if existing is not None:  # the same run on another ladder kind: its rungs (and clamped Ks) join the identity
+        clamped = {**existing["config"].get("k_per_rung", {}), **config.get("k_per_rung", {})}
+        if clamped:
+            config["k_per_rung"] = clamped
+        if existing["config"] != config and {**existing["config"], "ladder": config["ladder"],
+                                             **({"k_per_rung": clamped} if clamped else {})} == config:
+            runs.update_config(ws, name, config)
+    runs.create_run(ws, name, "retriever", config["spec"], config)
 
     done = runs.finished(ws, name)
     need: dict[str, tuple[str, ...]] = {}
@@ -119,11 +145,14 @@ def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, spec: str, h
             if (r.name, qid) not in done:
                 need[qid] = need.get(qid, ()) + (r.name,)
     total = sum(len(v) for v in need.values())
+    stage = counted("ranking", total, "(rung, query) pairs")
     if not total:
         if progress:
-            progress("ranking", 1.0)
+            progress(stage, 1.0)
         return name
     retriever.prepare(ws, np.unique(np.concatenate([r.doc_ids for r in selected])), progress)
+    if progress:
+        progress(stage, 0.0)
     texts = bank.queries(ws).set_index("qid")["text"]
     members = {r.name: r.doc_ids for r in selected}
     groups: dict[tuple[str, ...], list[str]] = {}
@@ -134,13 +163,16 @@ def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, spec: str, h
         pools = {n: members[n] for n in rung_names}
         for start in range(0, len(qids), batch_size):
             batch = qids[start: start + batch_size]
-            ranked = retriever.rank(texts.loc[batch].tolist(), pools, k)
+            ranked = {}
+            for depth in sorted({ks[n] for n in pools}):
+                ranked.update(retriever.rank(texts.loc[batch].tolist(),
+                                             {n: p for n, p in pools.items() if ks[n] == depth}, depth))
             rows = [{"rung": rn, "qid": qid, "doc_ids": rk.ids[i], "scores": rk.scores[i]}
                     for rn, rk in ranked.items() for i, qid in enumerate(batch)]
             runs.save_results(ws, name, rows)
             finished += len(rows)
             if progress:
-                progress("ranking", finished / total)
+                progress(stage, finished / total)
     return name
 
 
@@ -150,11 +182,20 @@ _LIVE_LOCK = threading.Lock()
 
 
 def prepared(ws: Workspace, spec: str, **options: Any) -> retrievers.Retriever:
-    """A retriever prepared over the whole bank, cached per (workspace, bank version, spec, options) in-process."""
+    """A retriever prepared over the whole bank from what the workspace has cached, kept per (workspace, bank
+    version, spec, options) in-process. A dense retriever whose document vectors ``eval`` has not cached yet is an
+    EmbSError (embedding a bank takes minutes; it belongs in ``emb-s eval``, not in a page request)."""
     key = (str(ws.path), ws.table_versions().get("documents"), spec, tuple(sorted(options.items())))
     with _LIVE_LOCK:
         if key not in _LIVE:
             r = _checked_retriever(spec, options)
+            missing = r.uncached(ws, None)
+            if missing:
+                total = len(bank.documents(ws, ["doc_id"]))
+                raise EmbSError(f"{spec} has not been evaluated on this workspace yet: {missing:,} of {total:,} "
+                                "documents have no cached vectors",
+                                fix=f"run `emb-s eval --workspace DIR --retriever {spec}` once (it embeds the bank "
+                                    "and caches the vectors); live queries then take milliseconds.")
             r.prepare(ws, None)
             _LIVE[key] = r
         return _LIVE[key]
@@ -171,8 +212,9 @@ def _ladder(ws: Workspace):
 
 
 def live_query(ws: Workspace, spec: str, text: str, rung: str, k: int = 10, **options: Any) -> pd.DataFrame:
-    """Ranking of a typed question on one rung: DataFrame(rank, doc_id, score). The first call prepares (embeds or
-    indexes) the bank; later calls reuse it, so a query takes milliseconds."""
+    """Ranking of a typed question on one rung: DataFrame(rank, doc_id, score). The first call prepares the bank from
+    the workspace's caches (BM25 indexes it; dense reads the vectors ``eval`` stored, never embeds); later calls reuse
+    it, so a query takes milliseconds."""
     if not text or not text.strip():
         raise EmbSError("the question is empty", fix="type a question.")
     r = _ladder(ws).rung(rung)

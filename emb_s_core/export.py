@@ -26,11 +26,35 @@ _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$",
                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
 
 
+# counts are written as integers even when a join or a missing cell made their column float (310, not 310.0)
+COUNT_COLUMNS = frozenset({"wins", "losses", "ties", "documents", "tokens", "queries", "cells", "expected", "rungs",
+                           "rungs_total", "kept", "dropped", "calls", "budget"})
+
+
+def _is_count(name: object) -> bool:
+    name = str(name)
+    return name == "n" or name.startswith("n_") or name in COUNT_COLUMNS
+
+
+def _counts_as_integers(df: pd.DataFrame) -> pd.DataFrame:
+    """Float count columns whose values are all whole numbers become nullable integers (missing stays missing)."""
+    out = df
+    for col in df.columns:
+        s = df[col]
+        if _is_count(col) and pd.api.types.is_float_dtype(s) and bool(((s.dropna() % 1) == 0).all()):
+            if out is df:
+                out = df.copy()
+            out[col] = s.astype("Int64")
+    return out
+
+
 # ------------------------------------------------------------------------------------------- tables
 def table_to(df: pd.DataFrame, fmt: str, digits: int = 4) -> str:
     """``df`` as text in ``fmt`` (csv, json, markdown, latex). Floats keep full precision in csv/json and are
-    rounded to ``digits`` decimals in the typeset formats; NaN is empty (csv), null (json) or an en dash."""
+    rounded to ``digits`` decimals in the typeset formats; counts (``n``, ``n_*``, wins, documents, ...) are
+    integers; NaN is empty (csv), null (json) or an en dash."""
     fmt = _check_format(fmt)
+    df = _counts_as_integers(df)
     if fmt == "csv":
         return df.to_csv(index=False)
     if fmt == "json":
@@ -73,6 +97,8 @@ def _check_format(fmt: str) -> str:
 
 
 def _json_value(v: Any) -> Any:
+    if v is pd.NA:
+        return None
     if isinstance(v, (np.integer,)):
         return int(v)
     if isinstance(v, (float, np.floating)):
@@ -86,7 +112,7 @@ def _json_value(v: Any) -> Any:
 
 def _cell(v: Any, digits: int) -> str | None:
     """Text of one typeset cell; None marks a missing value."""
-    if v is None or (isinstance(v, (float, np.floating)) and math.isnan(v)):
+    if v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and math.isnan(v)):
         return None
     if isinstance(v, (float, np.floating)):
         return f"{v:.{digits}f}"

@@ -2,16 +2,20 @@
 
 With ``S(D, B)`` = take documents of ``D`` in one seeded random order until adding the next would pass budget ``B``:
 
-- ``64K/<d>``: all gold documents of domain-``d`` queries, then their hard negatives (each one that still fits),
-  then ``S(other domain-d documents)``. If the gold sets do not all fit, a seeded subset of the domain's queries whose
+- ``64K/<d>``: all gold documents of domain-``d`` queries, then their hard negatives (round-robin across the
+  queries in a seeded order, each one that still fits, so no query's distractors crowd out another's), then
+  ``S(other domain-d documents)``. If the gold sets do not all fit, a seeded subset of the domain's queries whose
   gold fits is kept (``strict`` makes that an error); the kept queries are fixed on every rung.
 - ``128K/<d>``, ``256K/<d>``: ``C_d^64K ∪ S(⋃_{d'≠d} C_{d'}^64K; B − |C_d^64K|)`` (inter-domain mixing); one
   permutation per domain, so ``128K/d ⊂ 256K/d``.
-- ``512K``: the union of the ``64K/<d>`` pools.
+- ``512K``: the union of the ``64K/<d>`` pools; with fewer than 8 domains that union is not 8 × 64K tokens, so the
+  rung is named ``shared`` (its table row gives its real size).
 - ``1M, 2M, 4M, …``: ``C^512K ∪ S(M \\ C^512K; B − |C^512K|)`` with ONE permutation of ``M \\ C^512K``, so each rung
   contains the one below; ``full`` is the whole bank. Rungs larger than the bank are skipped with a message.
 
-Every budget is ``size − reserve`` tokens (the prompt/query reserve) and is never exceeded. A query is evaluated on
+Every budget is ``size − reserve`` tokens (the prompt/query reserve) and is never exceeded. A document costs what a
+model is shown (:func:`serialized_tokens`: the ``[DocID=<id>]`` header line, title and text, and the separator), so
+a 64K rung serialized for localization fits a 64K window with its prompt. A query is evaluated on
 the domain rungs of its own domain and on every shared rung.
 
 Ladder kinds (DESIGN §1): one workspace can hold several ladders over the same bank side by side — ``built`` (the
@@ -33,16 +37,19 @@ import pyarrow.compute as pc
 
 from emb_s_core import bank, tokens
 from emb_s_core.errors import EmbSError
+from emb_s_core.schema import DOC_HEADER, DOC_SEPARATOR
 from emb_s_core.store import Workspace
 
 DEFAULT_BASE = "64K"
 DEFAULT_DOMAIN_SIZES = ("64K", "128K", "256K")
 DEFAULT_RESERVE = 1024
 MAX_DOMAINS = 8
+#: the name of the union of the base pools when it does not hold MAX_DOMAINS of them (so not 8 × base tokens)
+SHARED = "shared"
 BANK_TABLES = ("documents", "queries")
 BUILT, OFFICIAL, BENIGN = "built", "official", "benign"
 LADDER_KINDS = (BUILT, OFFICIAL, BENIGN)
-BUILD_FLAGS = {BENIGN: " --control benign"}  # the `emb-s ladder build` flag that builds each kind
+BUILD_FLAGS = {OFFICIAL: " --official", BENIGN: " --control benign"}  # the `emb-s ladder build` flag of each kind
 
 RUNGS_SCHEMA = pa.schema(
     [
@@ -129,11 +136,18 @@ class Ladder:
         table = pd.DataFrame(
             [{"rung": r.name, "kind": r.kind, "domain": r.domain or "", "budget": r.budget or "",
               "documents": r.n_documents,
-              "tokens": r.n_tokens, "queries": len(r.qids), "hash": r.membership_hash[:12]} for r in self.rungs]
+              "tokens": r.n_tokens, "queries": len(r.qids),
+              "hn_coverage": _mean_coverage(r), "hash": r.membership_hash[:12]} for r in self.rungs]
         )
         if any("note" in r.composition for r in self.rungs):  # e.g. a benign twin rung that could not fill
             table["note"] = [r.composition.get("note", "") for r in self.rungs]
         return table
+
+
+def _mean_coverage(r: Rung) -> float | str:
+    """Mean share of a kept query's hard negatives present in the rung ("" when no query has any)."""
+    mean = r.composition.get("hard_negative_coverage", {}).get("mean")
+    return round(mean, 3) if mean is not None else ""
 
 
 # --------------------------------------------------------------------------------------------- kinds
@@ -177,6 +191,19 @@ def _rng(seed: int, *labels: str) -> np.random.Generator:
     return np.random.default_rng(int.from_bytes(key[:8], "little"))
 
 
+def serialized_tokens(ws: Workspace, encoding: str | None = None, progress: bool = False) -> pd.Series:
+    """Tokens per document (index doc_id) as a model is shown it: header line + title + text + separator.
+
+    The header's tokens are counted per id (short strings, fast); title + text come from the stored counts. Counting
+    the pieces apart is an upper bound of counting the joined context (a merge across a boundary only saves tokens),
+    so a budget kept with these counts holds for the serialized rung.
+    """
+    encoding = encoding or bank.encoding_of(ws)
+    text = bank.token_counts(ws, encoding, progress=progress)
+    headers = tokens.count_batch([DOC_HEADER.format(doc_id=int(i)) + "\n" for i in text.index], encoding)
+    return text + np.asarray(headers, np.int64) + tokens.count(DOC_SEPARATOR, encoding)
+
+
 def _prefix_within(order: np.ndarray, tok: pd.Series, budget: int) -> np.ndarray:
     """S(D, B): the longest prefix of ``order`` whose tokens fit ``budget``."""
     if budget <= 0 or len(order) == 0:
@@ -217,17 +244,27 @@ def _domain_base(domain: str, qs: pd.DataFrame, docs: pd.DataFrame, tok: pd.Seri
     for refs in kept_rows["ref_ids"]:
         members.update(dict.fromkeys(int(d) for d in refs))
     used = int(tok.loc[list(members)].sum()) if members else 0
-    for negs in kept_rows["hard_negative_ids"]:  # priority documents: each one that still fits
-        for d in negs:
-            d = int(d)
-            if d not in members and used + tok.loc[d] <= budget:
-                members[d] = None
-                used += int(tok.loc[d])
+    for d in _round_robin(kept_rows["hard_negative_ids"].tolist(), _rng(opts.seed, "negatives", domain)):
+        if d not in members and used + tok.loc[d] <= budget:  # priority documents: each one that still fits
+            members[d] = None
+            used += int(tok.loc[d])
     pool = np.fromiter(members, np.int64, len(members))
     others = docs.loc[(docs["domain"] == domain) & ~docs["doc_id"].isin(pool), "doc_id"].to_numpy()
     others = np.sort(others)[_rng(opts.seed, "fill", domain).permutation(len(others))]
     fill = _prefix_within(others, tok, budget - used)
     return np.concatenate([pool, fill]), kept, dropped
+
+
+def _round_robin(lists: list, rng: np.random.Generator) -> list[int]:
+    """Hard negatives in fill order: the queries in one seeded order, then each query's first, each one's second, ...
+
+    Why: filling query by query (in import order) gave the first-imported queries most of their distractors and the
+    last ones few; round-robin gives every query the same share up to one document.
+    """
+    order = rng.permutation(len(lists))
+    lists = [[int(d) for d in lists[i]] for i in order]
+    depth = max((len(x) for x in lists), default=0)
+    return [x[r] for r in range(depth) for x in lists if r < len(x)]
 
 
 def build(ws: Workspace, options: LadderOptions | None = None, progress: bool = False) -> Ladder:
@@ -243,7 +280,7 @@ def build(ws: Workspace, options: LadderOptions | None = None, progress: bool = 
     qs = bank.queries(ws)
     if qs.empty:
         raise EmbSError("the bank has no queries", fix="import a bank with queries first.")
-    tok = bank.token_counts(ws, encoding, progress=progress)
+    tok = serialized_tokens(ws, encoding, progress=progress)
     docs["n_tokens"] = tok.loc[docs["doc_id"]].to_numpy()
     domains = sorted(qs["domain"].unique())
     if len(domains) > MAX_DOMAINS:
@@ -264,7 +301,12 @@ def build(ws: Workspace, options: LadderOptions | None = None, progress: bool = 
             messages.append(f"domain {d}: kept {len(kept)} queries, dropped {len(dropped)} whose gold does not fit "
                             f"{opts.base}")
 
-    sizes = sorted({tokens.parse_size(s) for s in opts.domain_sizes} | {base})
+    requested = {tokens.parse_size(s) for s in opts.domain_sizes}
+    below = sorted(s for s in requested if s < base)
+    if below:  # e.g. --base 512K for a one-domain bank: the 64K-256K domain rungs cannot exist
+        messages.append(f"domain rung sizes below the {opts.base} base are left out: "
+                        f"{', '.join(tokens.format_size(s) for s in below)}")
+    sizes = sorted({s for s in requested if s >= base} | {base})
     for d in domains:
         others = np.setdiff1d(np.concatenate([base_pools[o] for o in domains if o != d] or [np.empty(0, np.int64)]),
                               base_pools[d])
@@ -286,8 +328,12 @@ def build(ws: Workspace, options: LadderOptions | None = None, progress: bool = 
     all_kept = [q for d in domains for q in kept_by_domain[d]]
     shared_ids = np.unique(np.concatenate(list(base_pools.values())))
     shared_size = tokens.parse_size(opts.shared_size) if opts.shared_size else MAX_DOMAINS * base
-    rungs.append(_rung(tokens.format_size(shared_size), "shared", None, shared_size, shared_size - opts.reserve,
-                       shared_ids, all_kept, docs, qs))
+    honest = len(domains) * base == shared_size  # the union of the base pools is sized as its name says
+    shared_name = tokens.format_size(shared_size) if honest else SHARED
+    if not honest:
+        messages.append(f"the shared rung is named {SHARED!r}: it is the union of {len(domains)} base pools "
+                        f"({len(domains)} × {opts.base}), not {tokens.format_size(shared_size)}")
+    rungs.append(_rung(shared_name, "shared", None, len(domains) * base, None, shared_ids, all_kept, docs, qs))
     rest = np.setdiff1d(docs["doc_id"].to_numpy(), shared_ids)
     rest = np.sort(rest)[_rng(opts.seed, "global").permutation(len(rest))]
     total = int(docs["n_tokens"].sum())
@@ -304,6 +350,7 @@ def build(ws: Workspace, options: LadderOptions | None = None, progress: bool = 
     rungs.append(_rung("full", "full", None, None, None, docs["doc_id"].to_numpy(), all_kept, docs, qs))
     for i, r in enumerate(rungs):
         r.order = i
+    messages += few_queries_warnings(rungs)
 
     kept_df = pd.DataFrame(kept_rows, columns=KEPT_SCHEMA.names)
     ladder = Ladder(rungs, kept_df, dict(opts.to_json(), encoding=encoding), messages)
@@ -330,9 +377,63 @@ def _rung(name: str, kind: str, domain: str | None, size: int | None, budget: in
         "gold_documents": int(np.isin(gold, ids).sum()),
         "hard_negatives_present": int(np.isin(negs, ids).sum()),
         "hard_negatives_total": int(len(negs)),
+        "hard_negative_coverage": _coverage_summary(kept["hard_negative_ids"], ids),
     }
     return Rung(name, kind, domain, size, budget, ids, list(qids), n_tokens, _membership_hash(ids, list(qids)),
                 composition)
+
+
+FEW_QUERIES = 10  # a domain rung with fewer kept queries gives SR/FR intervals too wide to compare
+
+
+def few_queries_warnings(rungs: list[Rung]) -> list[str]:
+    """A warning per domain rung holding fewer than FEW_QUERIES queries (e.g. after arbitrary domain labels)."""
+    few = [r for r in rungs if r.domain is not None and len(r.qids) < FEW_QUERIES]
+    if not few:
+        return []
+    listed = ", ".join(f"{r.name} ({len(r.qids)})" for r in few[:12]) + (" ..." if len(few) > 12 else "")
+    return [f"warning: {len(few)} domain rung(s) hold fewer than {FEW_QUERIES} queries: {listed}; their scores "
+            "have wide intervals (check the bank's domains: `emb-s domains label`)"]
+
+
+def _coverage_per_query(negatives: pd.Series, ids: np.ndarray) -> np.ndarray:
+    """Share of each query's hard negatives that are in ``ids`` (NaN for a query without any)."""
+    lengths = negatives.map(len).to_numpy()
+    if not lengths.sum():
+        return np.full(len(lengths), np.nan)
+    present = np.isin(np.concatenate([np.asarray(n, np.int64) for n in negatives]), ids)
+    counts = np.bincount(np.repeat(np.arange(len(lengths)), lengths), weights=present, minlength=len(lengths))
+    return np.where(lengths > 0, counts / np.maximum(lengths, 1), np.nan)
+
+
+def _coverage_summary(negatives: pd.Series, ids: np.ndarray) -> dict:
+    cov = _coverage_per_query(negatives, ids)
+    cov = cov[~np.isnan(cov)]
+    if not len(cov):
+        return {"queries_with_hard_negatives": 0}
+    q = np.quantile(cov, [0, 0.25, 0.5, 0.75, 1])
+    return {"queries_with_hard_negatives": int(len(cov)), "mean": float(cov.mean()), "min": float(q[0]),
+            "p25": float(q[1]), "median": float(q[2]), "p75": float(q[3]), "max": float(q[4])}
+
+
+def hard_negative_coverage(lad: Ladder, queries: pd.DataFrame) -> pd.DataFrame:
+    """Per (rung, query): hard negatives listed, present in the rung, and their share (the Ladder page's table)."""
+    qs = queries.set_index("qid")
+    frames = []
+    for r in lad.rungs:
+        negs = qs.loc[[q for q in r.qids if q in qs.index], "hard_negative_ids"]
+        cov = _coverage_per_query(negs, r.doc_ids)
+        n = negs.map(len).to_numpy()
+        frames.append(pd.DataFrame({"rung": r.name, "qid": negs.index, "hard_negatives": n,
+                                    "present": np.rint(np.nan_to_num(cov) * n).astype(int), "coverage": cov}))
+    cols = ["rung", "qid", "hard_negatives", "present", "coverage"]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)
+
+
+def make_rung(name: str, kind: str, domain: str | None, size: int | None, budget: int | None, ids: np.ndarray,
+              qids: list[str], docs: pd.DataFrame, qs: pd.DataFrame) -> Rung:
+    """A rung with its composition statistics, for ladder kinds made outside :func:`build` (official, benign)."""
+    return _rung(name, kind, domain, size, budget, ids, qids, docs, qs)
 
 
 def bank_state(ws: Workspace) -> dict:
@@ -464,7 +565,7 @@ def load(ws: Workspace, allow_stale: bool = False, kind: str | tuple[str, ...] |
             what = "ladder" if k == BUILT else f"{k} ladder"
             raise EmbSError(f"the workspace {ws.path} has no {what} yet",
                             fix="run `emb-s ladder build --workspace DIR` first." if k == BUILT else
-                            f"build it first (`emb-s ladder build` and its options build each kind); it holds: "
+                            f"build it first: `emb-s ladder build --workspace DIR{BUILD_FLAGS[k]}`; it holds: "
                             f"{', '.join(held) or 'none'}.")
         stale = None if allow_stale else stale_reason(ws, k)
         if stale:
@@ -491,3 +592,10 @@ def load(ws: Workspace, allow_stale: bool = False, kind: str | tuple[str, ...] |
     kept = kept[kept["ladder"].isin(wanted)].reset_index(drop=True)
     messages = [m for k in wanted for m in ws.settings.get(setting_key(k), {}).get("messages", [])]
     return Ladder(rungs, kept, settings, messages)
+
+
+def load_all(ws: Workspace, allow_stale: bool = False) -> Ladder | None:
+    """Every ladder kind the workspace holds, one after the other (None when it holds none): what tables, figures and
+    pages show, so a release's official rungs appear beside (or instead of) the built ones."""
+    held = kinds(ws)
+    return load(ws, allow_stale=allow_stale, kind=tuple(held)) if held else None

@@ -1,12 +1,14 @@
 """Long-context localization (paper §A.3): the model reads a whole rung and names the relevant document ids.
 
 The rung's documents are serialized with ``[DocID=<id>]`` headers (sorted by id), the model is asked for the top-K
-ids, and the reply is canonicalized: the integers in order of appearance, the first K unique ones. The cell is run
-only when ``prompt tokens + max_tokens ≤ window``; otherwise it is stored as ``does_not_fit`` (never a zero).
+ids, and the reply is canonicalized: the integers in order of appearance, the first K unique ones (a decimal such
+as "relevance 3.5" is one number and not an id). The cell is run only when ``prompt tokens + max_tokens ≤ window``;
+otherwise it is stored as ``does_not_fit`` (never a zero).
 Results are an ordinary run (kind ``localize``), so every metric, heatmap and comparison works on them.
 
-Every call keeps an audit: the ids found, those that are not in the context (invented), and whether the reply had
-no ids at all or copied document text instead of ids.
+Every call keeps an audit: the ids found, those that are not in the context (invented), what reading them dropped
+(decimals, repeated ids, ids beyond K), and whether the reply had no ids at all or copied document text instead of
+ids.
 """
 from __future__ import annotations
 
@@ -16,27 +18,42 @@ from typing import Any
 import pandas as pd
 
 from emb_s_core import ladder as ladder_mod
-from emb_s_core import llm, protocol, runs
+from emb_s_core import llm, protocol, provenance, runs
 from emb_s_core.store import Workspace
 
 KIND = "localize"
-_INT = re.compile(r"\d+")
+_NUMBER = re.compile(r"\d+(?:\.\d+)*")  # "286", "3.5": a decimal is one number (and no id); "12,7" is two ids
 _WORD = re.compile(r"\w+")
 ECHO_NGRAM = 8  # a reply sharing an 8-word sequence with the context copied document text
 
 
 def canonicalize(reply: str | None, k: int) -> list[int]:
-    """Integers in order of appearance, first ``k`` unique (paper §A.3)."""
+    """Integers in order of appearance, first ``k`` unique (paper §A.3); decimals are not ids."""
+    return read_ids(reply, k)[0]
+
+
+def read_ids(reply: str | None, k: int) -> tuple[list[int], dict]:
+    """The ids of :func:`canonicalize` and what was dropped reading them: ``decimals`` (numbers with a decimal
+    point, e.g. "relevance 3.5"), ``repeated`` (ids named again), ``beyond_k`` (unique ids after
+    the first ``k``)."""
     out: list[int] = []
     seen: set[int] = set()
-    for match in _INT.finditer(reply or ""):
-        value = int(match.group())
-        if value not in seen:
+    dropped: dict[str, list] = {"decimals": [], "repeated": [], "beyond_k": []}
+    for match in _NUMBER.finditer(reply or ""):
+        token = match.group()
+        if not token.isdigit():
+            dropped["decimals"].append(token)
+            continue
+        value = int(token)
+        if value in seen:
+            dropped["repeated"].append(value)
+        elif len(out) == k:
+            dropped["beyond_k"].append(value)
+            seen.add(value)
+        else:
             seen.add(value)
             out.append(value)
-            if len(out) == k:
-                break
-    return out
+    return out, dropped
 
 
 def _ngrams(text: str, n: int = ECHO_NGRAM) -> set[tuple[str, ...]]:
@@ -44,13 +61,17 @@ def _ngrams(text: str, n: int = ECHO_NGRAM) -> set[tuple[str, ...]]:
     return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
 
 
-def audit(reply: str | None, ids: list[int], context_ids: set[int], context_text: str | None = None) -> dict:
-    """What the reply contained: ids found, ids not in the context, no ids, document text instead of ids."""
+def audit(reply: str | None, ids: list[int], context_ids: set[int], context_text: str | None = None,
+          dropped: dict | None = None) -> dict:
+    """What the reply contained: ids found, ids not in the context, no ids, document text instead of ids, and
+    what reading the ids dropped (decimals, repeated ids, ids beyond K; see :func:`read_ids`)."""
     reply = reply or ""
     echoed = bool(context_text) and bool(_ngrams(reply) & _ngrams(context_text or ""))
     not_in = [i for i in ids if i not in context_ids]
+    dropped = dropped or {"decimals": [], "repeated": [], "beyond_k": []}
     return {"n_ids": len(ids), "ids_not_in_context": not_in, "n_not_in_context": len(not_in),
-            "no_ids": not ids, "document_text": echoed}
+            "no_ids": not ids, "document_text": echoed, "dropped_decimals": dropped["decimals"][:50],
+            "n_repeated": len(dropped["repeated"]), "dropped_beyond_k": dropped["beyond_k"][:50]}
 
 
 def messages_for(prompt: protocol.Prompt, question: str, context: str, k: int) -> llm.Messages:
@@ -65,13 +86,13 @@ def _plan(ws: Workspace, gateway: llm.Gateway, k: int, rungs: list[str] | None, 
           run: str | None, prompt: protocol.Prompt) -> list[dict[str, Any]]:
     """One entry per (rung, qid) still to do: messages + prompt tokens, or a does-not-fit marker."""
     lad = ladder_mod.load(ws)
-    wanted = protocol.select_queries(lad, limit)
+    protocol.check_limit(limit)
     done = _done(ws, run) if run else set()
     qs = ws.read_pandas("queries", ["qid", "text"]).set_index("qid")["text"]
     docs = protocol.documents_by_id(ws)
     plan: list[dict[str, Any]] = []
     for rung in protocol.select_rungs(lad, rungs):
-        qids = [q for q in rung.qids if (wanted is None or q in wanted) and (rung.name, q) not in done]
+        qids = [q for q in protocol.rung_queries(rung, limit) if (rung.name, q) not in done]
         if not qids:
             continue
         context = protocol.context_of(docs, rung.doc_ids)
@@ -118,12 +139,15 @@ def localize(ws: Workspace, gateway: llm.Gateway, k: int = 10, name: str | None 
     name = name or default_name(gateway.model, k)
     config = {"model": gateway.model, "k": k, "prompt_version": prompt.version, "prompt_sha": prompt.digest,
               "window": gateway.window,
-              "max_tokens": gateway.max_tokens, "temperature": gateway.temperature}
-    existing = runs.get_run(ws, name)  # checked before planning so a changed config fails fast
-    if existing is not None and existing["config"] != config:
-        runs.create_run(ws, name, KIND, gateway.model, config)  # raises the one "another configuration" error
+              "max_tokens": gateway.max_tokens, "temperature": gateway.temperature,
+              provenance.LADDER_KEY: provenance.ladder_hashes(ladder_mod.load(ws))}
+    existing = runs.get_run(ws, name)  # checked before planning so a changed config or ladder fails fast
+    if existing is not None:
+        provenance.check_resume("localization", name, existing["config"], config,
+                                fix=f"pass a new --name, or delete the old run first (`emb-s runs delete {name}`).")
     plan = _plan(ws, gateway, k, rungs, limit, name, prompt)  # bad rungs / limit raise before anything is written
-    runs.create_run(ws, name, KIND, gateway.model, config)
+    if existing is None:
+        runs.create_run(ws, name, KIND, gateway.model, config)
     for start in range(0, len(plan), batch_size):
         chunk = plan[start:start + batch_size]
         send = [p for p in chunk if p["messages"] is not None]
@@ -148,8 +172,8 @@ def _row(entry: dict, result: llm.CallResult, k: int, prompt_version: str) -> di
         status = runs.DOES_NOT_FIT if result.status == llm.DOES_NOT_FIT else runs.ERROR
         return {"rung": entry["rung"], "qid": entry["qid"], "doc_ids": [], "scores": None, "status": status,
                 "detail": detail}
-    ids = canonicalize(result.text, k)
-    detail["audit"] = audit(result.text, ids, entry["context_ids"], entry["context"])
+    ids, dropped = read_ids(result.text, k)
+    detail["audit"] = audit(result.text, ids, entry["context_ids"], entry["context"], dropped)
     detail["reply"] = (result.text or "")[:2000]
     return {"rung": entry["rung"], "qid": entry["qid"], "doc_ids": ids, "scores": None, "status": runs.OK,
             "detail": detail}
@@ -167,16 +191,17 @@ def audit_summary(ws: Workspace, run: str) -> pd.DataFrame:
         "no_ids": [bool(a.get("no_ids")) for a in audits],
         "document_text": [bool(a.get("document_text")) for a in audits],
         "invented_ids": [int(a.get("n_not_in_context", 0)) > 0 for a in audits],
+        "decimals_dropped": [bool(a.get("dropped_decimals")) for a in audits],
         "prompt_tokens": [int(d.get("prompt_tokens") or 0) for d in details],
         "cost": [float(d.get("cost") or 0.0) for d in details],
     })
     if df.empty:
         return pd.DataFrame(columns=["rung", "calls", "ok", "does_not_fit", "error", "no_ids", "document_text",
-                                     "invented_ids", "prompt_tokens", "cost"])
+                                     "invented_ids", "decimals_dropped", "prompt_tokens", "cost"])
     out = df.groupby("rung", sort=False).agg(
         calls=("status", "size"), ok=("status", lambda s: int((s == runs.OK).sum())),
         does_not_fit=("status", lambda s: int((s == runs.DOES_NOT_FIT).sum())),
         error=("status", lambda s: int((s == runs.ERROR).sum())),
         no_ids=("no_ids", "sum"), document_text=("document_text", "sum"), invented_ids=("invented_ids", "sum"),
-        prompt_tokens=("prompt_tokens", "sum"), cost=("cost", "sum"))
+        decimals_dropped=("decimals_dropped", "sum"), prompt_tokens=("prompt_tokens", "sum"), cost=("cost", "sum"))
     return out.reset_index()

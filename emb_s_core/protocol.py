@@ -2,7 +2,8 @@
 serialization, and which rungs and queries a run covers.
 
 Why shared: localization and GLOBAL QA must show the model the *same* serialized rung, and every protocol must pick
-the same queries for ``--limit N`` so their results join in the access-vs-use table.
+the same queries for ``--limit N`` (N per rung, in one seeded order) so their results join in the access-vs-use
+table.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pandas as pd
 
 from emb_s_core import bank, ladder
 from emb_s_core.errors import EmbSError
-from emb_s_core.schema import render_document
+from emb_s_core.schema import DOC_SEPARATOR, serialized_document
 from emb_s_core.store import Workspace
 
 
@@ -49,8 +50,8 @@ def load_prompt(name: str, version: int = 1) -> Prompt:
 def serialize(docs: pd.DataFrame) -> str:
     """Documents in the given order, each after a ``[DocID=<id>]`` header line (paper §A.3)."""
     titles = docs["title"] if "title" in docs else [None] * len(docs)
-    return "\n\n".join(f"[DocID={int(i)}]\n{render_document(t if isinstance(t, str) else None, x)}"
-                       for i, t, x in zip(docs["doc_id"], titles, docs["text"]))
+    return DOC_SEPARATOR.join(serialized_document(i, t if isinstance(t, str) else None, x)
+                              for i, t, x in zip(docs["doc_id"], titles, docs["text"]))
 
 
 def documents_by_id(ws: Workspace) -> pd.DataFrame:
@@ -71,14 +72,35 @@ def select_rungs(lad: ladder.Ladder, rungs: list[str] | None) -> list[ladder.Run
     return sorted(chosen, key=lambda r: r.order)
 
 
-def select_queries(lad: ladder.Ladder, limit: int | None) -> set[str] | None:
-    """The first ``limit`` kept queries by qid (the same ones for every protocol); None = all."""
-    if limit is None:
-        return None
-    if limit <= 0:
+LIMIT_SEED = 0  # the seed of the query order behind --limit: fixed, so every protocol picks the same queries
+
+
+def query_order(qids: list[str], seed: int = LIMIT_SEED) -> list[str]:
+    """``qids`` in one seeded pseudo-random order (by ``sha256(seed:qid)``): the same for every rung and protocol,
+    and independent of the other qids, so a query keeps its place when the bank changes."""
+    import hashlib
+
+    return sorted(qids, key=lambda q: hashlib.sha256(f"{seed}:{q}".encode("utf-8")).hexdigest())
+
+
+def check_limit(limit: int | None) -> None:
+    if limit is not None and limit <= 0:
         raise EmbSError(f"--limit must be positive, got {limit}", fix="pass --limit N with N ≥ 1, or omit it.")
-    kept = sorted({q for r in lad.rungs for q in r.qids})
-    return set(kept[:limit])
+
+
+def rung_queries(rung: ladder.Rung, limit: int | None, seed: int = LIMIT_SEED) -> list[str]:
+    """The queries a run covers on ``rung``: all of them, or ``limit`` per rung in the seeded :func:`query_order`
+    (the same ones for every protocol, so localization, QA and judging join in the access-vs-use table)."""
+    check_limit(limit)
+    if limit is None:
+        return list(rung.qids)
+    chosen = set(query_order(list(rung.qids), seed)[:limit])
+    return [q for q in rung.qids if q in chosen]
+
+
+def rungs_without_queries(rungs: list[ladder.Rung]) -> list[str]:
+    """The rungs a run would cover that hold no query at all (a run there does nothing; the CLI says so)."""
+    return [r.name for r in rungs if not len(r.qids)]
 
 
 def parse_list(text: str | None) -> list[str] | None:

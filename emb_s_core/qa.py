@@ -18,7 +18,7 @@ import pandas as pd
 import pyarrow as pa
 
 from emb_s_core import ladder as ladder_mod
-from emb_s_core import llm, protocol, runs
+from emb_s_core import llm, protocol, provenance, runs
 from emb_s_core.errors import EmbSError
 from emb_s_core.store import Workspace
 
@@ -65,9 +65,8 @@ def _register(ws: Workspace, name: str, model: str, setting: str, context_run: s
     canonical = json.dumps(config, sort_keys=True)
     existing = get_qa_run(ws, name)
     if existing is not None:
-        if json.dumps(existing["config"], sort_keys=True) != canonical:
-            raise EmbSError(f"QA run {name!r} already exists with another configuration",
-                            fix="pass another --name, or keep the original options to resume it.")
+        provenance.check_resume("QA", name, existing["config"], config,
+                                fix="pass another --name, or keep the original options (and ladder) to resume it.")
         return
     row = pa.table({"qa_run": [name], "model": [model], "setting": [setting], "context_run": [context_run],
                     "k": [k], "config": [canonical],
@@ -95,7 +94,7 @@ def _plan(ws: Workspace, gateway: llm.Gateway, setting: str, context_run: str | 
     if setting not in SETTINGS:
         raise EmbSError(f"unknown QA setting {setting!r}", fix=f"use one of: {', '.join(SETTINGS)}.")
     lad = ladder_mod.load(ws)
-    wanted = protocol.select_queries(lad, limit)
+    protocol.check_limit(limit)
     done_df = load_answers(ws, [name])
     done = set(zip(done_df.loc[done_df["status"] != llm.ERROR, "rung"], done_df.loc[done_df["status"] != llm.ERROR,
                                                                                      "qid"]))
@@ -115,7 +114,7 @@ def _plan(ws: Workspace, gateway: llm.Gateway, setting: str, context_run: str | 
         res = runs.load_results(ws, runs=[context_run], rungs=[r.name for r in chosen])
         ranked = {(r, q): (s, ids) for r, q, s, ids in zip(res["rung"], res["qid"], res["status"], res["doc_ids"])}
     for rung in chosen:
-        qids = [q for q in rung.qids if (wanted is None or q in wanted) and (rung.name, q) not in done]
+        qids = [q for q in protocol.rung_queries(rung, limit) if (rung.name, q) not in done]
         if not qids:
             continue
         if setting == GLOBAL:
@@ -174,7 +173,8 @@ def answer(ws: Workspace, gateway: llm.Gateway, setting: str = RAG, context_run:
     config = {"model": gateway.model, "setting": setting, "context_run": context_run if setting == RAG else None,
               "k": k_stored, "prompt_version": prompt.version, "prompt_sha": prompt.digest,
               "window": gateway.window,
-              "max_tokens": gateway.max_tokens, "temperature": gateway.temperature}
+              "max_tokens": gateway.max_tokens, "temperature": gateway.temperature,
+              provenance.LADDER_KEY: provenance.ladder_hashes(ladder_mod.load(ws))}
     _register(ws, name, gateway.model, setting, config["context_run"], k_stored, config)
     for start in range(0, len(plan), batch_size):
         chunk = plan[start:start + batch_size]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 import pandas as pd
@@ -140,15 +140,36 @@ def save_results(ws: Workspace, run: str, rows: pd.DataFrame | Iterable[dict[str
     df["detail"] = [d if d is None or isinstance(d, str) else json.dumps(d, default=str) for d in df["detail"]]
     df = df.drop_duplicates(["rung", "qid"], keep="last")
     with ws.writer():
-        done = finished(ws, run)
-        if done:
-            df = df[[(r, q) not in done for r, q in zip(df["rung"], df["qid"])]]
+        stored = _stored_status(ws, run)
+        if stored:  # a finished cell stays; an error cell is replaced by its retry
+            df = df[[stored.get((r, q), ERROR) == ERROR for r, q in zip(df["rung"], df["qid"])]]
         if df.empty:
             return 0
+        retried = [(r, q) for r, q in zip(df["rung"], df["qid"]) if (r, q) in stored]
         table = pa.Table.from_pandas(df[RESULTS_SCHEMA.names], schema=RESULTS_SCHEMA, preserve_index=False)
         with ws.transaction():
+            for where in _cells_where(run, retried):
+                ws.delete_rows("results", where)
             ws.write("results", table, schema=RESULTS_SCHEMA)
     return len(df)
+
+
+def _stored_status(ws: Workspace, run: str) -> dict[tuple[str, str], str]:
+    """The status stored for each (rung, qid) of ``run`` (read under the writer lock by save_results)."""
+    if not ws.has_table("results"):
+        return {}
+    quoted = run.replace("'", "''")
+    done = ws.read("results", ["rung", "qid", "status"], where=f"run = '{quoted}'")
+    return dict(zip(zip(done["rung"].to_pylist(), done["qid"].to_pylist()), done["status"].to_pylist()))
+
+
+def _cells_where(run: str, cells: list[tuple[str, str]], chunk: int = 200) -> Iterator[str]:
+    """SQL filters selecting the given cells of ``run``, a bounded number of cells per filter."""
+    def q(v: str) -> str:
+        return "'" + v.replace("'", "''") + "'"
+    for start in range(0, len(cells), chunk):
+        part = " OR ".join(f"(rung = {q(r)} AND qid = {q(i)})" for r, i in cells[start:start + chunk])
+        yield f"run = {q(run)} AND ({part})"
 
 
 def load_results(ws: Workspace, runs: list[str] | None = None, rungs: list[str] | None = None) -> pd.DataFrame:

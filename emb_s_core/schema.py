@@ -39,6 +39,10 @@ QUERY_SCHEMA = pa.schema(
 )
 
 UNKNOWN_DOMAIN = "general"
+#: where a hard negative comes from: a dataset's distractor (not verified as a near-miss), a collision-test verdict,
+#: or a generator that wrote it as one (the demo bank)
+DATASET, COLLISION, SYNTHETIC = "dataset", "collision", "synthetic"
+HN_PROVENANCES = (DATASET, COLLISION, SYNTHETIC)
 
 
 @dataclass
@@ -66,6 +70,7 @@ class Query:
     task_type: str | None = None
     source: str | None = None
     answer_aliases: list[str] = field(default_factory=list)
+    extra: dict = field(default_factory=dict)  # source keys the importer does not know, kept as JSON
 
     @property
     def multi_source(self) -> bool:
@@ -75,6 +80,16 @@ class Query:
 def render_document(title: str | None, text: str) -> str:
     """Title line, then body; a missing title (None, or NaN from a pandas frame) adds nothing."""
     return f"{title}\n{text}" if isinstance(title, str) and title else text
+
+
+#: the header line before each document a model is shown (paper §A.3), and what separates two documents
+DOC_HEADER = "[DocID={doc_id}]"
+DOC_SEPARATOR = "\n\n"
+
+
+def serialized_document(doc_id: int, title: str | None, text: str) -> str:
+    """One document as localization and GLOBAL QA show it: the ``[DocID=<id>]`` line, then title and body."""
+    return f"{DOC_HEADER.format(doc_id=int(doc_id))}\n{render_document(title, text)}"
 
 
 def content_hash(title: str | None, text: str) -> str:
@@ -88,6 +103,8 @@ class Bank:
 
     ``locations`` maps a document id or qid to where it was read (``file line N``) for error messages.
     ``renumber`` is True when the ids are local (0..n-1 in file order) and the workspace assigns the final ones.
+    ``doc_sets`` names document sets the source itself defines (an EMB-S release's scales: name -> local doc ids),
+    stored in the table ``doc_sets``; ``details`` is the importer's summary, stored in the setting ``source:<name>``.
     ``encoding`` names the tokenizer of the documents' ``n_tokens`` when the importer already counted them (the demo
     generator must, to hit its size), so the workspace does not count them again.
     """
@@ -101,6 +118,9 @@ class Bank:
     doc_locations: dict[int, str] = field(default_factory=dict)
     query_locations: dict[str, str] = field(default_factory=dict)
     encoding: str | None = None
+    doc_sets: dict = field(default_factory=dict)  # name -> local doc ids in order (a release's scales)
+    hard_negative_provenance: str = "dataset"  # where this source's hard negatives come from (HN_PROVENANCES)
+    details: dict = field(default_factory=dict)  # what the importer found (scales, splits, keys), for `emb-s info`
 
     def skip(self, reason: str, n: int = 1) -> None:
         """Count ``n`` rows left out for ``reason``; the counts are stored with the import and printed by the CLI."""
@@ -163,3 +183,8 @@ CELL_OK = OK  # at least one query of the cell has a ranking
 CELL_DOES_NOT_FIT = "does not fit"  # every query of the cell was too long for the model
 CELL_ERROR = ERROR  # every query of the cell failed (or a mix of failures)
 CELL_NOT_RUN = "not run"  # the run stored nothing there
+
+# State of a whole run against the ladder it was made for (Home, Overview, Compare):
+RUN_COMPLETE = "complete"  # a result for every (rung, query) cell of the ladder
+RUN_PARTIAL = "partial"  # some cells: interrupted, still running, or evaluated on some rungs only
+RUN_EMPTY = "empty"  # registered, no result stored yet

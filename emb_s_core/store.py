@@ -194,9 +194,17 @@ class Workspace:
         self._manifest = self._read_manifest()
         if version is not None:
             self._manifest = self._historic_manifest(int(version))
-        import lancedb
+        self._db = None
 
-        self.db = lancedb.connect(str(self.path / "lance"))
+    @property
+    def db(self):
+        """The LanceDB connection, opened on first use: only writes need it (importing lancedb costs 2-3 s; reads go
+        through the ``lance`` datasets directly, so ``emb-s info`` or a report starts in about a second)."""
+        if self._db is None:
+            import lancedb
+
+            self._db = lancedb.connect(str(self.path / "lance"))
+        return self._db
 
     def _create(self) -> None:
         """Write version 0 of a new workspace, under the writer lock (two creators: one writes, the other opens)."""
@@ -313,7 +321,13 @@ class Workspace:
         return tbl
 
     def read(self, name: str, columns: list[str] | None = None, where: str | None = None) -> pa.Table:
-        return self.table(name).to_lance().to_table(columns=columns, filter=where)
+        """Rows of table ``name`` at its committed version (the Lance dataset read directly, without lancedb)."""
+        if not self.has_table(name):
+            raise EmbSError(f"the workspace {self.path} has no table {name!r}", fix=_fix_for(name))
+        import lance
+
+        dataset = lance.dataset(str(self.path / "lance" / f"{name}.lance"), version=self._manifest["tables"][name])
+        return dataset.to_table(columns=columns, filter=where)
 
     def read_pandas(self, name: str, columns: list[str] | None = None, where: str | None = None) -> pd.DataFrame:
         return self.read(name, columns, where).to_pandas()

@@ -1,45 +1,75 @@
-"""Home: pick a workspace, see its bank at a glance; on a fresh machine build the demo workspace first."""
+"""Home: pick a workspace, see its bank at a glance; on a fresh machine build the demo workspace first.
+
+The demo build is a background job of the server process (ui.jobs): closing the tab does not stop it, the page shows
+its true stage and fraction, and the results that exist are shown as soon as the ladder is built (bm25's runs
+first, the dense runs joining as they finish)."""
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-import pandas as pd
 import streamlit as st
 
 from emb_s_core import demo
-from ui import data, navigation, state, widgets
+from emb_s_core import ladder as ladder_mod
+from emb_s_core.analysis import bank_summary, kept, run_state
+from ui import data, jobs, navigation, state, widgets
 
 st.title("EMB-S Diagnostics")
 st.caption("Evidence access under semantic interference — after EverMemBench-S (arXiv 2601.20276): does a "
            "retriever still find the gold evidence as the searchable pool grows and fills with near-misses?")
 
 
-def build_demo() -> None:
-    """Build the demo workspace with a visible progress bar (``emb_s_core.demo``), then show it.
+DEMO = data.data_dir() / "demo"
+DEMO_RETRIEVERS = tuple(s for s in os.environ.get("EMB_S_DEMO_RETRIEVERS", "").split(",") if s.strip()) \
+    or demo.DEMO_RETRIEVERS
+
+
+def start_demo() -> jobs.Job:
+    """Start (or find) the background build of the demo workspace (``emb_s_core.demo``; resumable).
 
     ``EMB_S_DEMO_TOKENS`` sets a smaller bank and ``EMB_S_DEMO_RETRIEVERS`` (comma-separated specs) fewer retrievers,
     for tests and quick looks; the defaults are the demo's own.
     """
-    bar = st.progress(0.0, text="Building the demo workspace…")
-
-    def progress(stage: str, fraction: float) -> None:
-        bar.progress(min(max(float(fraction), 0.0), 1.0), text=f"Building the demo workspace: {stage}")
-
-    target = data.data_dir() / "demo"
     tokens = int(os.environ["EMB_S_DEMO_TOKENS"]) if os.environ.get("EMB_S_DEMO_TOKENS") else None
-    specs = tuple(s for s in os.environ.get("EMB_S_DEMO_RETRIEVERS", "").split(",") if s.strip())
-    with widgets.guard():
-        demo.build(target, tokens=tokens, progress=progress, **({"retrievers": specs} if specs else {}))
-    bar.progress(1.0, text="Demo workspace ready.")
-    state.put(ws=str(target))
-    st.rerun()
+    return jobs.start(str(DEMO), lambda progress: demo.build(DEMO, tokens=tokens, progress=progress,
+                                                              retrievers=DEMO_RETRIEVERS))
+
+
+def demo_version() -> int | None:
+    return data.version(str(DEMO)) if (DEMO / "workspace.json").is_file() else None
+
+
+@st.fragment(run_every=1.0)
+def demo_progress(version_seen: int | None, running_seen: bool) -> None:
+    """The running build's step, stage and fraction, refreshed every second; the whole page reruns when the build
+    commits something new (a finished batch or run shows up at once) or ends."""
+    job = jobs.get(str(DEMO))
+    if job is None:
+        return
+    if job.running:
+        n = len(demo.steps(DEMO_RETRIEVERS))
+        step = demo.step_of(job.stage, DEMO_RETRIEVERS)
+        st.progress(job.fraction, text=f"Building the demo workspace in the background, step {step or 1} of {n}: "
+                                       f"{job.stage} ({job.fraction:.0%}, {job.elapsed:.0f} s so far). Closing this "
+                                       "tab does not stop it.")
+    elif job.error:
+        st.error(f"The demo build stopped: {job.error}")
+    if demo_version() != version_seen or job.running != running_seen:
+        st.rerun()
 
 
 if not data.list_workspaces() and not state.get("ws"):
     st.info(f"No workspace under {data.data_dir()} yet: building the demo bank, its ladder and the offline "
-            "retrievers' runs (a few minutes on two cores, once).")
-    build_demo()
+            "retrievers' runs in the background (bm25 in about a minute on two cores, the dense runs after).")
+    start_demo()
+    state.put(ws=str(DEMO))
+
+building = jobs.get(str(DEMO))
+if building is not None and (building.running or building.error):
+    demo_progress(demo_version(), building.running)
+    if demo_version() is None or not ladder_mod.exists(data.workspace(str(DEMO))[0]):
+        st.stop()  # nothing to show until the bank and its ladder exist
 
 picked = widgets.pick_workspace()
 assert picked is not None
@@ -50,16 +80,21 @@ with widgets.guard():
     runs = data.run_table(path, v)
 
 if Path(path) == data.data_dir() / "demo":  # a demo build that was interrupted resumes from where it stopped
-    if not demo.is_complete(data.workspace(path)[0]):
+    job = jobs.get(str(DEMO))
+    if not (job is not None and job.running) and not demo.is_complete(data.workspace(path)[0], DEMO_RETRIEVERS):
         st.warning("The demo workspace is not finished (an earlier build was interrupted).")
         if st.button("Finish building the demo", key="finish_demo"):
-            build_demo()
+            start_demo()
+            st.rerun()
 
 st.subheader(f"Workspace `{widgets.bank_name(path)}`")
 c = st.columns(6)
 c[0].metric("Documents", f"{info['documents']:,}")
 c[1].metric("Tokens", f"{info['tokens']:,}", help=f"counted with {info['encoding']}")
-c[2].metric("Queries", f"{info['queries']:,}")
+n_eval = kept.n_evaluated(lad)
+c[2].metric("Queries", f"{n_eval if n_eval is not None else info['queries']:,}",
+            help=(f"{n_eval:,} of the bank's {info['queries']:,} queries are evaluated: the ladder keeps those whose "
+                  "gold fits the base rung (see Ladder)") if n_eval is not None else "no ladder yet")
 c[3].metric("Single / multi-source", f"{info['single_source_queries']:,} / {info['multi_source_queries']:,}")
 c[4].metric("Rungs", f"{len(lad.rungs) if lad else 0}")
 c[5].metric("Runs", f"{len(runs)}")
@@ -67,22 +102,22 @@ c[5].metric("Runs", f"{len(runs)}")
 left, right = st.columns(2)
 with left:
     st.markdown("**Domains**")
-    dom = pd.DataFrame({"domain": list(info["tokens_per_domain"]),
-                        "tokens": list(info["tokens_per_domain"].values())})
-    dom["queries"] = dom["domain"].map(info["queries_per_domain"]).fillna(0).astype(int)
-    st.dataframe(dom, hide_index=True, width="stretch")
+    st.dataframe(bank_summary.domains(info), hide_index=True, width="stretch")
 with right:
     st.markdown("**Sources**")
-    src = pd.DataFrame(info["sources"]) if info["sources"] else pd.DataFrame(
-        {"source": list(info["documents_per_source"]), "documents": list(info["documents_per_source"].values())})
-    st.dataframe(src.drop(columns=[c for c in ("sha256", "path") if c in src]), hide_index=True, width="stretch")
+    st.dataframe(bank_summary.sources(info), hide_index=True, width="stretch")
 
 st.markdown("**Runs**")
 if runs.empty:
     st.info("This workspace has no runs yet: evaluate a retriever with "
             "`emb-s eval --workspace DIR --retriever bm25`, then reload.")
 else:
-    st.dataframe(runs[["run", "kind", "system", "created_at"]], hide_index=True, width="stretch")
+    states = data.run_states(path, v)
+    st.dataframe(run_state.annotate(runs, states), hide_index=True, width="stretch")
+    unfinished = run_state.not_complete(states)
+    if len(unfinished):
+        st.caption("Not complete: " + "; ".join(f"{r.run} ({r.label})" for r in unfinished.itertuples())
+                   + ". Rerunning the same command resumes a run.")
 if lad is None:
     st.warning("No ladder yet: build it with `emb-s ladder build --workspace DIR`.")
 else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from emb_s_core import metrics
-from emb_s_core.analysis import views
+from emb_s_core.analysis import paper_table, run_state, views
 from emb_s_core.figures import curves, heatmap, style
 from ui import data, state, widgets
 
@@ -49,12 +49,16 @@ if twin and not twins:
 n_q = int(pq["qid"].nunique())
 cap = style.caption(widgets.bank_name(path), cols, metrics.metric(metric).k, n_q,
                     extra="filtered" if (domains or tasks or sources != "all") else None)
-missing = views.unscored(states)
+n_missing, missing = views.unscored(states)
 fig = heatmap.heatmap(agg, states, metric, rows, cols, x=x, caption=cap)
 event = st.plotly_chart(fig, theme=None, key="heat", on_select="rerun", selection_mode="points", width="stretch")
 widgets.figure_downloads(fig, f"heatmap_{metric}", "heat")
+unfinished = run_state.not_complete(data.run_states(path, v))
+unfinished = unfinished[unfinished["run"].isin(chosen)]
+if len(unfinished):
+    st.warning("Not complete, so some of their cells are empty: "
+               + "; ".join(f"{r.run} ({r.label})" for r in unfinished.itertuples()))
 if missing:
-    n_missing = int(states["state"].isin(missing).sum())
     st.caption(f"{n_missing} cell(s) have no score: " + ", ".join(missing) + " — shown in grey, never as zero.")
 
 points = (event.selection.points if event and getattr(event, "selection", None) else []) or []
@@ -103,3 +107,31 @@ if len(eff):
     st.caption("The largest scale at which SR@10 stays at or above 0.85 × its base-scale value (domain rungs "
                "pooled); '≥ full' when it never falls below. Interval: bootstrap over queries, 95%.")
     st.dataframe(eff.drop(columns=["values"]), hide_index=True, width="stretch")
+
+paper = st.toggle("Paper table (Table 3: R@1 / SR@10 / FR@10 per scale, reranking under its base)",
+                  value=state.get("paper") == "1", key="url_paper")
+state.put(paper="1" if paper else None)
+if paper:
+    st.subheader("Paper table")
+    pq_all = data.per_query(path, v)
+    kinds = paper_table.ladders_in(pq_all)
+    kind = state.selectbox("Ladder", kinds, "paper_ladder", default=paper_table.default_ladder(pq_all))
+    available = paper_table.available_scales(pq_all, kind)
+    scales = state.multiselect("Scales", available, "scales", default=paper_table.default_scales(available))
+    if not scales:
+        st.info("Pick at least one scale.")
+        st.stop()
+    with widgets.guard():
+        pt = data.paper_table(path, v, tuple(scales), tuple(chosen), kind)
+    st.caption("Values in %; n per cell in the table below it (R@1: single-source queries, FR@10: multi-source). "
+               "Unfiltered: the sidebar filters do not apply to the paper table.")
+    cells = paper_table.flat(pt)
+    n_cols = [c for c in cells.columns if c.endswith(" n")]
+    st.dataframe(cells.drop(columns=n_cols), hide_index=True, width="stretch")
+    st.dataframe(cells[["run", *n_cols]], hide_index=True, width="stretch")
+    c1, c2, c3, _ = st.columns([1, 1, 1, 3])
+    for col, fmt, suffix, mime in ((c1, "latex", "tex", "application/x-tex"), (c2, "markdown", "md", "text/markdown"),
+                                   (c3, "csv", "csv", "text/csv")):
+        col.download_button(f"⬇ {fmt.capitalize() if fmt != 'latex' else 'LaTeX'}",
+                            data=paper_table.render(pt, fmt).encode("utf-8"), file_name=f"paper_table.{suffix}",
+                            mime=mime, key=f"dl_paper_{suffix}", on_click="ignore")

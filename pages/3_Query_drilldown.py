@@ -110,8 +110,10 @@ if res.empty:
 st.markdown("**Rank of each gold and hard-negative document** on every rung, per run (1 = top; 0 = not in the "
             "stored list; empty = no ranking there, e.g. does not fit)")
 order = lad.names if lad is not None else sorted(res["rung"].unique())
-ranks = drilldown.rank_table(res, gold, negs, order)
+ranks = drilldown.rank_table(res, gold, negs, order,
+                             pools={r.name: r.doc_ids for r in lad.rungs} if lad is not None else None)
 st.dataframe(ranks, hide_index=True, width="stretch")
+st.caption(drilldown.RANK_LEGEND)
 widgets.table_downloads(ranks, f"ranks_{qid}", "ranks")
 
 st.markdown("**Top-K at one rung**")

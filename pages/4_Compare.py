@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import time
 
-import pandas as pd
 import streamlit as st
 
 from emb_s_core import evaluate, metrics
-from emb_s_core.analysis import report
+from emb_s_core.analysis import drilldown, report, run_state
 from emb_s_core.errors import EmbSError
 from emb_s_core.figures import compare, style
 from ui import data, state, widgets
@@ -32,7 +31,11 @@ with tab_runs:
             run_b = state.selectbox("Run B", others, "b", default=others[0])
         pq = data.filtered(path, v, domains, tasks, sources)
         common, only = report.ranked_rungs(pq, run_a, run_b, data.columns_in_order(lad, pq, "rung"))
-        if not common:
+        empty = run_state.empty_runs(data.run_states(path, v), [run_a, run_b])
+        if empty:
+            st.warning(f"{' and '.join(empty)} {'has' if len(empty) == 1 else 'have'} no results yet (the run is "
+                       "registered but empty): evaluate it first, or pick another run.")
+        elif not common:
             st.warning(f"{run_a} and {run_b} share no rung with rankings under the current filters.")
         else:
             if only:
@@ -91,7 +94,8 @@ with tab_live:
                 with col:
                     t0 = time.perf_counter()
                     try:
-                        with st.spinner(f"{spec}: preparing the index once, then milliseconds per query…"):
+                        with st.spinner(f"{spec}: loading the model and the cached index once, then milliseconds "
+                                        "per query…"):
                             ranked = evaluate.live_query(ws, spec, text, rung, k=int(k))
                     except EmbSError as exc:  # one bad spec must not hide the other rankings
                         st.markdown(f"**{spec}**")
@@ -99,6 +103,5 @@ with tab_live:
                         continue
                     ms = (time.perf_counter() - t0) * 1000
                     st.markdown(f"**{spec}** · {ms:.0f} ms")
-                    shown = pd.DataFrame(ranked).merge(meta[["title", "source", "domain"]], left_on="doc_id",
-                                                       right_index=True, how="left")
+                    shown = drilldown.with_documents(ranked, meta)
                     st.dataframe(shown, hide_index=True, width="stretch")

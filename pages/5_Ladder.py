@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from emb_s_core.analysis import kept as kept_view
 from emb_s_core.analysis import mixing as mixing_view
 from emb_s_core.figures import ladder as ladder_fig
 from emb_s_core.figures import mixing, style
@@ -24,10 +25,26 @@ st.dataframe(table, hide_index=True, width="stretch")
 widgets.table_downloads(table, "ladder", "ladder")
 for msg in lad.messages:
     st.caption(msg)
-kept = lad.kept
-if len(kept) and (~kept["kept"].astype(bool)).any():
-    st.warning(f"{int((~kept['kept'].astype(bool)).sum())} queries were dropped because their gold does not fit the "
-               "base rung; they are left out on every rung.")
+
+st.subheader("Queries kept per domain")
+with widgets.guard():
+    kept_summary = kept_view.table(data.workspace(path)[0], lad)
+st.dataframe(kept_summary, hide_index=True, width="stretch")
+note = kept_view.dropped_note(kept_summary, str(lad.options.get("base", "64K")))
+if note:
+    st.warning(note)
+
+st.subheader("Hard-negative coverage")
+st.caption("Share of each kept query's hard negatives that are in the rung. The 64K pools take hard negatives "
+           "round-robin across queries in a seeded order, so shares differ by at most one document per query.")
+coverage = data.hard_negative_coverage(path, v)
+if coverage.empty or not (coverage["hard_negatives"] > 0).any():
+    st.info("No kept query lists hard negatives (import them with the bank, or add them with `emb-s collide`).")
+else:
+    cov_rung = state.selectbox("Rung", lad.names, "coverage_rung")
+    rows = coverage[(coverage["rung"] == cov_rung) & (coverage["hard_negatives"] > 0)]
+    st.dataframe(rows.drop(columns=["rung"]), hide_index=True, width="stretch")
+    widgets.table_downloads(rows, f"hn_coverage_{cov_rung}", "hn_coverage")
 
 st.subheader("Composition")
 c1, c2 = st.columns(2)

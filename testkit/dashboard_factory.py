@@ -149,6 +149,6 @@ def build_workspace(folder: Path, n_queries: int = 30, n_docs: int = 300, n_runs
 
     b = parse_size(base)
     ladder.build(ws, ladder.LadderOptions(base=base, domain_sizes=(base, format_size(2 * b), format_size(4 * b)),
-                                          reserve=64, max_size=max_size))
+                                          reserve=0, max_size=max_size))
     overlap_runs(ws, n_runs=n_runs)
     return ws_dir

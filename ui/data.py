@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from emb_s_core import bank, ladder, runs, store
-from emb_s_core.analysis import mixing, report, views
+from emb_s_core.analysis import mixing, report, run_state, views
 from emb_s_core.store import Workspace
 
 REPO = Path(__file__).resolve().parents[1]
@@ -57,7 +57,13 @@ def info(path: str, v: int) -> dict:
 @st.cache_resource(max_entries=ENTRIES, show_spinner=False)
 def get_ladder(path: str, v: int) -> ladder.Ladder | None:
     ws = _ws(path, v)
-    return ladder.load(ws) if ladder.exists(ws) else None
+    return ladder.load_all(ws)
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
+def hard_negative_coverage(path: str, v: int) -> pd.DataFrame:
+    lad = get_ladder(path, v)
+    return pd.DataFrame() if lad is None else ladder.hard_negative_coverage(lad, queries(path, v))
 
 
 @st.cache_resource(max_entries=ENTRIES, show_spinner=False)
@@ -97,6 +103,13 @@ def per_query(path: str, v: int) -> pd.DataFrame:
     return views.per_query(_ws(path, v))
 
 
+@st.cache_resource(max_entries=16, show_spinner=False)
+def paper_table(path: str, v: int, scales: tuple[str, ...], run_names: tuple[str, ...], kind: str):
+    from emb_s_core.analysis import paper_table as pt
+
+    return pt.build(_ws(path, v), scales, runs=list(run_names), per_query_df=per_query(path, v), kind=kind)
+
+
 @st.cache_resource(max_entries=32, show_spinner=False)
 def filtered(path: str, v: int, domains: tuple[str, ...], tasks: tuple[str, ...], sources: str) -> pd.DataFrame:
     return views.filter_rows(per_query(path, v), domains, tasks, sources)
@@ -127,6 +140,12 @@ def source_mixing(path: str, v: int, k: int = mixing.K) -> pd.DataFrame:
 
 def columns_in_order(lad: ladder.Ladder | None, pq: pd.DataFrame, x: str) -> list[str]:
     return views.columns(lad, pq, x)
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
+def run_states(path: str, v: int) -> pd.DataFrame:
+    """``analysis.run_state.states`` of every run: complete / partial (with counts) / empty."""
+    return run_state.states(results(path, v), get_ladder(path, v), run_table(path, v)["run"].tolist())
 
 
 @st.cache_resource(max_entries=64, show_spinner="Aggregating with bootstrap intervals…")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import html
 import re
+from typing import Mapping
 
 import numpy as np
 import pandas as pd
@@ -17,6 +18,11 @@ from emb_s_core import metrics
 from emb_s_core.schema import OK
 
 GOLD, HARD_NEGATIVE, OTHER = "gold", "hard negative", "other"
+NOT_IN_LIST = "not in list"  # in the rung's pool, but not in the stored top-K
+NOT_IN_POOL = "not in pool"  # not a member of this rung, so it could not be retrieved there
+RANK_LEGEND = (f"A number is the document's rank in the stored list (1 = first). \"{NOT_IN_LIST}\": in this rung's "
+               f"pool but not in the stored top-K. \"{NOT_IN_POOL}\": not a member of this rung, so it could not be "
+               "retrieved there. Blank: this run has no ranking on this rung (its status says why).")
 _WORD = re.compile(r"\s+|[^\s]+")
 
 
@@ -52,12 +58,17 @@ def _role(doc_id: int, gold: set[int], negs: set[int]) -> str:
     return GOLD if doc_id in gold else HARD_NEGATIVE if doc_id in negs else OTHER
 
 
-def rank_table(results: pd.DataFrame, gold: list[int], negatives: list[int], rung_order: list[str]) -> pd.DataFrame:
-    """Rank (1-based; 0 = not in the stored list; NaN = no ranking on that cell, e.g. does not fit) of every gold and
-    hard-negative document: one row per (run, rung) in ladder order, one column per document ("gold 12",
-    "hard negative 40")."""
+def rank_table(results: pd.DataFrame, gold: list[int], negatives: list[int], rung_order: list[str],
+               pools: Mapping[str, np.ndarray] | None = None) -> pd.DataFrame:
+    """Where every gold and hard-negative document ranked: one row per (run, rung) in ladder order, one text column
+    per document ("gold 12", "hard negative 40") holding its rank ("3"), :data:`NOT_IN_LIST`, :data:`NOT_IN_POOL`
+    (when ``pools`` gives the rungs' doc ids and the document is not a member) or blank (no ranking on that cell:
+    does not fit, error). :data:`RANK_LEGEND` explains the words."""
     docs = [(int(d), GOLD) for d in gold] + [(int(d), HARD_NEGATIVE) for d in negatives]
     labels = [f"{role} {d}" for d, role in docs]
+    ids_wanted = np.asarray([d for d, _ in docs], dtype=np.int64)
+    members = {name: set(ids_wanted[np.isin(ids_wanted, np.asarray(pool, np.int64))].tolist())
+               for name, pool in (pools or {}).items()}
     order = {r: i for i, r in enumerate(rung_order)}
     res = results.assign(_o=results["rung"].map(order).fillna(len(order))).sort_values(["run", "_o"])
     rows = []
@@ -66,9 +77,11 @@ def rank_table(results: pd.DataFrame, gold: list[int], negatives: list[int], run
         if row.status == OK:
             ids = np.asarray(row.doc_ids if row.doc_ids is not None else [], dtype=np.int64)
             pos = {int(d): i + 1 for i, d in enumerate(ids)}
-            out.update({lab: pos.get(d, 0) for lab, (d, _) in zip(labels, docs)})
+            pool = members.get(row.rung)
+            out.update({lab: str(pos[d]) if d in pos else NOT_IN_POOL if pool is not None and d not in pool
+                        else NOT_IN_LIST for lab, (d, _) in zip(labels, docs)})
         else:
-            out.update({lab: np.nan for lab in labels})
+            out.update({lab: "" for lab in labels})
         rows.append(out)
     return pd.DataFrame(rows, columns=["run", "rung", "status", *labels])
 
@@ -92,6 +105,17 @@ def top_k(doc_ids, scores, gold: list[int], negatives: list[int], documents: pd.
     if highlight:
         marked = {int(d) for d in highlight}
         out.insert(3, "displaced the gold", [d in marked for d in ids])
+    return out
+
+
+def with_documents(ranked: pd.DataFrame, documents: pd.DataFrame,
+                   columns: tuple[str, ...] = ("title", "source", "domain")) -> pd.DataFrame:
+    """``ranked`` (with a doc_id column) plus the documents' ``columns`` (``documents`` indexed by doc_id); an id
+    not in the bank gets blanks."""
+    meta = documents.reindex(ranked["doc_id"].to_numpy())
+    out = ranked.reset_index(drop=True).copy()
+    for col in columns:
+        out[col] = meta[col].to_numpy() if col in meta else None
     return out
 
 

@@ -173,7 +173,10 @@ def overview(pq: pd.DataFrame, lad: ladder.Ladder | None, metric: str, x: str, r
     from emb_s_core.analysis import views
 
     rows, names, twins = with_twin_rows(pq, run_names) if twin else (pq, list(run_names), {})
-    agg, states, cols = views.overview(rows, lad, metric, x, names)
+    shown = lad
+    if twin and lad is not None:  # the twin is drawn as rows, so its rungs are not columns too
+        shown = ladder.Ladder([r for r in lad.rungs if r.ladder != ladder.BENIGN], lad.kept, lad.options)
+    agg, states, cols = views.overview(rows, shown, metric, x, names)
     eff = pd.DataFrame(columns=["run", "effective", "ci_low", "ci_high", "base", "threshold", "n"])
     if lad is not None and len(pq):
         try:

@@ -6,6 +6,7 @@ Both read stored results once through :func:`views.per_query`, so the CLI and th
 """
 from __future__ import annotations
 
+import json
 from typing import Sequence
 
 import pandas as pd
@@ -22,15 +23,44 @@ PAIRED_COLUMNS = ["rung", "delta", "ci_low", "ci_high", "p_value", "n", "wins", 
 
 def rows(ws: Workspace, runs: Sequence[str] | None = None, metric_names: Sequence[str] | None = None,
          by: Sequence[str] = (), n_boot: int = 1000, seed: int = 0,
-         per_query_df: pd.DataFrame | None = None) -> pd.DataFrame:
+         per_query_df: pd.DataFrame | None = None, keep_undefined: bool = False,
+         hn_provenance: Sequence[str] | None = None) -> pd.DataFrame:
     """One row per (run, rung, [*by], metric): value, n, ci_low, ci_high, then the status counts.
 
-    ``by`` adds breakdown columns (domain, task_type, source, multi_source) after the rung.
+    ``by`` adds breakdown columns (domain, task_type, source, multi_source) after the rung. Rows of a metric that
+    no query of the group defines (R@1 on a bank without single-source queries: value NaN, n = 0, yet rankings
+    exist) are left out unless ``keep_undefined``; a cell that could not run (does not fit, error) stays.
+    ``hn_provenance`` counts only hard negatives of those provenances (``collision``-verified, ``dataset``
+    distractors, ``synthetic``) in HN-intrusion and the hard-negative ranks.
     """
-    pq = per_query_df if per_query_df is not None else _per_query(ws, runs)
+    pq = per_query_df if per_query_df is not None else _per_query(ws, runs, hn_provenance)
     keys = ["run", "rung", *[b for b in by if b not in ("run", "rung")]]
     agg = metrics.aggregate(pq, by=keys, metrics=metric_names, n_boot=n_boot, seed=seed)
+    if not keep_undefined:
+        agg = drop_undefined(agg)
     return _in_ladder_order(ws, agg, keys)
+
+
+def drop_undefined(agg: pd.DataFrame) -> pd.DataFrame:
+    """``agg`` without the rows whose metric is defined for none of the group's ranked queries (n = 0, n_ok > 0)."""
+    if agg.empty:
+        return agg
+    return agg[~((agg["n"] == 0) & (agg["n_ok"] > 0))].reset_index(drop=True)
+
+
+def wide(table: pd.DataFrame, rung_order: Sequence[str] | None = None) -> pd.DataFrame:
+    """The long report as a run × rung table: one row per (run, [breakdown], metric), one column per rung (in
+    ``rung_order``, else as they appear) holding the value; a rung the run has no value on is blank."""
+    if table.empty:
+        return pd.DataFrame(columns=["run", "metric"])
+    index = [c for c in table.columns if c not in ("rung", "value") and c not in REPORT_COLUMNS[3:]
+             and not c.startswith("n_")]
+    index = ["run", *[c for c in index if c not in ("run", "metric")], "metric"]
+    out = table.pivot_table(index=index, columns="rung", values="value", aggfunc="first", sort=False, dropna=False)
+    order = [r for r in (rung_order or list(dict.fromkeys(table["rung"]))) if r in out.columns]
+    out = out[order].reset_index()
+    out.columns.name = None
+    return out
 
 
 def compare(ws: Workspace, run_a: str, run_b: str, metric: str = "SR@10", rungs: Sequence[str] | None = None,
@@ -56,6 +86,19 @@ def compare(ws: Workspace, run_a: str, run_b: str, metric: str = "SR@10", rungs:
     tests = [metrics.paired_test(pq, run_a, run_b, rung, metric, n_resamples=n_resamples, seed=seed)
              for rung in shared]
     return _in_ladder_order(ws, pd.DataFrame(tests), ["rung"])
+
+
+def bank_notes(ws: Workspace, runs: Sequence[str] | None = None) -> list[str]:
+    """Runs made on an earlier bank version and the retired queries left out of their scores (one line each)."""
+    from emb_s_core import provenance, runs as runs_mod
+
+    results = runs_mod.load_results(ws, runs=list(runs) if runs is not None else None)
+    left = provenance.left_out(ws, results[["run", "qid"]] if len(results) else results)
+    stored = runs_mod.list_runs(ws)
+    if runs is not None:
+        stored = stored[stored["run"].isin(list(runs))]
+    configs = {r: json.loads(c) for r, c in zip(stored["run"], stored["config"])}
+    return provenance.notes(left, provenance.earlier_bank(ws, configs, left))
 
 
 def ranked_rungs(per_query_df: pd.DataFrame, run_a: str, run_b: str, order: Sequence[str]
@@ -88,8 +131,9 @@ def side_by_side(per_query_df: pd.DataFrame, run_a: str, run_b: str, rung: str, 
     return parts[0], parts[1]
 
 
-def _per_query(ws: Workspace, runs: Sequence[str] | None) -> pd.DataFrame:
-    pq = views.per_query(ws, runs)
+def _per_query(ws: Workspace, runs: Sequence[str] | None, hn_provenance: Sequence[str] | None = None
+               ) -> pd.DataFrame:
+    pq = views.per_query(ws, runs, hn_provenance=hn_provenance)
     if pq.empty:
         what = "no results" if runs is None else f"no results for run(s) {', '.join(runs)}"
         raise EmbSError(f"{what} in the workspace", where=str(ws.path),
@@ -102,7 +146,8 @@ def _in_ladder_order(ws: Workspace, df: pd.DataFrame, keys: list[str]) -> pd.Dat
     """Sort by run (as stored), then rung in ladder order, keeping the metric order within a cell."""
     from emb_s_core import ladder
 
-    order = {name: i for i, name in enumerate(ladder.load(ws).names)} if ladder.exists(ws) else {}
+    lad = ladder.load_all(ws)
+    order = {name: i for i, name in enumerate(lad.names)} if lad is not None else {}
     df = df.copy()
     df["_rung"] = df["rung"].map(lambda r: order.get(r, len(order)))
     sort = [k if k != "rung" else "_rung" for k in keys if k != "run"]

@@ -25,14 +25,19 @@ def scale_of(rung: str) -> str:
     return rung.split("/", 1)[0]
 
 
-def per_query(ws: Workspace, run_names: Sequence[str] | None = None) -> pd.DataFrame:
+def per_query(ws: Workspace, run_names: Sequence[str] | None = None,
+              hn_provenance: Sequence[str] | None = None) -> pd.DataFrame:
     """``metrics.per_query`` over the stored results (all runs, or ``run_names``) and the bank's queries, plus
     ``scale`` (domain rungs of one size pooled). The one workspace-level entry: report, compare and the dashboard
-    all score through it."""
+    all score through it. ``hn_provenance`` keeps only hard negatives of those provenances (HN-intrusion by it).
+    Results of queries the bank no longer holds are left out (:mod:`emb_s_core.provenance` counts and names them)."""
     res = runs.load_results(ws, runs=list(run_names) if run_names is not None else None)
     if res.empty:
         return pd.DataFrame(columns=PER_QUERY_BASE)
-    pq = metrics.per_query(res, bank.queries(ws))
+    qs = bank.queries(ws)
+    if hn_provenance is not None:
+        qs = bank.with_hard_negatives_of(ws, qs, list(hn_provenance))
+    pq = metrics.per_query(res[res["qid"].isin(qs["qid"])], qs)
     pq["scale"] = pq["rung"].map(scale_of)
     return pq
 
@@ -80,9 +85,10 @@ def overview_table(agg: pd.DataFrame, states: pd.DataFrame, metric: str, x: str,
     return table[["run", x, "state", "value", "n", "ci_low", "ci_high"]].rename(columns={"value": metric})
 
 
-def unscored(states: pd.DataFrame) -> list[str]:
-    """The distinct states of the cells that have no score (everything but ok), sorted."""
-    return sorted(set(states.loc[states["state"] != CELL_OK, "state"]))
+def unscored(states: pd.DataFrame) -> tuple[int, list[str]]:
+    """(how many cells have no score, their distinct states sorted): everything but ok."""
+    missing = states.loc[states["state"] != CELL_OK, "state"]
+    return len(missing), sorted(set(missing))
 
 
 def cell_states(per_query_df: pd.DataFrame, run_names: list[str], cols: list[str], x: str = "rung") -> pd.DataFrame:
@@ -115,7 +121,9 @@ def figure(ws: Workspace, kind: str, metric: str = "SR@10", *, run_names: list[s
     """The Overview heatmap / curves, or the Ladder page's source-mixing figure, for ``ws`` (CLI entry point)."""
     from emb_s_core.figures import curves, heatmap, mixing, style
 
-    lad = ladder.load(ws)
+    lad = ladder.load_all(ws)
+    if lad is None:
+        raise EmbSError(f"the workspace {ws.path} has no ladder", fix="build it first: `emb-s ladder build`.")
     all_runs = runs.list_runs(ws)["run"].tolist()
     if not all_runs:
         raise EmbSError(f"the workspace {ws.path} has no runs", fix="evaluate a retriever first (`emb-s eval --workspace DIR --retriever bm25`).")

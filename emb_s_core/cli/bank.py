@@ -14,6 +14,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", "-f", required=True, choices=sorted(FORMATS), dest="fmt")
     p.add_argument("--source", help="name recorded as the documents' source (default: the format)")
     p.add_argument("--domain", help="domain set on every imported document and query that has none")
+    p.add_argument("--split", default=None,
+                   help="emb-s-release: which qar/<split>.jsonl to read (test by default, train_sft, all)")
     add_workspace(p, writes=True)
     p.set_defaults(func=cmd_import)
 
@@ -28,13 +30,14 @@ def cmd_import(args: argparse.Namespace) -> int:
     from emb_s_core.store import Workspace
 
     report = import_path(args.workspace, args.fmt, args.path, source=args.source, domain=args.domain,
-                         progress=True)
+                         progress=True, split=args.split)
     ws = Workspace(args.workspace)
     if report.already_imported:
         print(f"{args.path} is already in the workspace as source {report.source!r}; nothing changed.")
         return 0
     print(f"imported {report.n_documents:,} documents and {report.n_queries:,} queries as source {report.source!r}"
           f" into {ws.path} (version {ws.version})")
+    _print_details(report.details)
     for reason, n in report.skipped.items():
         print(f"  skipped {n:,}: {reason}")
     for note in report.notes[:10]:
@@ -42,6 +45,19 @@ def cmd_import(args: argparse.Namespace) -> int:
     if len(report.notes) > 10:
         print(f"  ... and {len(report.notes) - 10} more notes")
     return 0
+
+
+def _print_details(details: dict) -> None:
+    """The release summary: scales and their sizes, where queries came from, references matched."""
+    if "scales" in details:
+        scales = ", ".join(f"{s['scale']} ({s['documents']:,} documents)" for s in details["scales"])
+        print(f"  scales: {scales}")
+    if "queries_from" in details:
+        print(f"  queries from {details['queries_from']}; qar splits found: "
+              f"{', '.join(details.get('splits_found') or []) or 'none'}")
+    if "matched_references" in details:
+        print(f"  references matched {details['matched_references']:,}, unmatched "
+              f"{details['unmatched_references']:,}; record keys: {', '.join(details.get('keys_found', {}))}")
 
 
 def cmd_info(args: argparse.Namespace) -> int:
@@ -62,4 +78,8 @@ def cmd_info(args: argparse.Namespace) -> int:
     print()
     print_table([{"domain": d, "tokens": t, "queries": summary["queries_per_domain"].get(d, 0)}
                  for d, t in summary["tokens_per_domain"].items()])
+    for source in summary["sources"]:
+        if source.get("details"):
+            print(f"\nsource {source['source']!r} ({source['format']}):")
+            _print_details(source["details"])
     return 0

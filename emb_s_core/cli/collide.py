@@ -40,9 +40,11 @@ def cmd_collide(args: argparse.Namespace) -> int:
     ws = Workspace(args.workspace)
     gw = gateway_from_args(args, ws, args.model)
     if args.estimate:
-        n = len(collide.select(ws, args.limit))
-        print(f"estimate: up to {n * args.k:,} candidate verdicts ({n:,} queries × k={args.k}) with {gw.model}; "
-              "cached verdicts are not sent again")
+        from emb_s_core.cli.common import print_estimate
+
+        est = collide.estimate(ws, gw, args.embedder, args.k, args.limit, prompt_version=args.prompt_version)
+        print_estimate(est)
+        print(f"({est['already_done']:,} candidates already have a stored verdict and are not counted)")
         return 0
     report = collide.run(ws, gw, args.embedder, args.k, args.limit, prompt_version=args.prompt_version,
                          progress=print_progress)

@@ -76,3 +76,45 @@ def print_progress(stage: str, fraction: float) -> None:
     print(f"\r{stage}: {fraction:6.1%}", end="", file=sys.stderr, flush=True)
     if fraction >= 1.0:
         print(file=sys.stderr)
+
+
+def print_estimate(est: dict) -> None:
+    """The one estimate line every LLM command prints: cells, cached, does-not-fit, calls, tokens, cost bound."""
+    cost = est.get("cost_usd_max")
+    print(f"estimate: {est['calls']} cells, {est['cached']} cached, {est['does_not_fit']} do not fit, "
+          f"{est['to_send']} calls to send, {est['prompt_tokens']:,} prompt tokens, "
+          f"≤ {est['max_completion_tokens']:,} reply tokens, cost ≤ "
+          + ("unknown" if cost is None else f"${cost:.4f}")
+          + (f" ({est['note']})" if est.get("note") else ""))
+
+
+class ProgressBars:
+    """``progress(stage, fraction)`` as one tqdm bar per stage on stderr, in the stage's own units when it has them
+    ("embedding 4,858 documents": done/total documents, documents/s, ETA), else in percent. A bar appears when its
+    stage first reports (the engine reports 0.0 before every long step), so nothing is silent. Drawn on a terminal
+    only (``enabled=None``): piped output and an error stay one clean line."""
+
+    def __init__(self, enabled: bool | None = None) -> None:
+        self.bars: dict = {}
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+
+    def __call__(self, stage: str, fraction: float) -> None:
+        if not self.enabled:
+            return
+        from tqdm import tqdm
+
+        from emb_s_core.progress import units
+
+        bar = self.bars.get(stage)
+        if bar is None:
+            for other in self.bars.values():  # stages run one after the other: finish the previous bar
+                other.close()
+            counted = units(stage)
+            total, unit = counted if counted else (100, "%")
+            bar = self.bars[stage] = tqdm(total=total, desc=stage.split(" (")[0], unit=f" {unit}", leave=True,
+                                          file=sys.stderr, dynamic_ncols=True)
+        bar.update(max(0, int(round(min(max(fraction, 0.0), 1.0) * bar.total)) - bar.n))
+
+    def close(self) -> None:
+        for bar in self.bars.values():
+            bar.close()

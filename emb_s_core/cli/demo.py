@@ -18,28 +18,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     from emb_s_core import demo, ladder, tokens
+    from emb_s_core.cli.common import ProgressBars
 
-    bars: dict[str, tqdm] = {}
-
-    def progress(stage: str, fraction: float) -> None:
-        top = stage.split(":")[0]
-        bar = bars.get(top)
-        if bar is None:
-            for other in bars.values():
-                other.close()
-            bars.clear()
-            bar = bars[top] = tqdm(total=1000, desc=top, unit="‰", leave=True,
-                                   bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}")
-        bar.update(max(0, int(fraction * 1000) - bar.n))
+    progress = ProgressBars()  # one bar per stage, in its units ("embedding 4,659 documents", "ranking ... pairs")
 
     retrievers = tuple(s.strip() for s in args.retrievers.split(",")) if args.retrievers else demo.DEMO_RETRIEVERS
     size = tokens.parse_size(args.tokens) if args.tokens else None
-    ws = demo.build(args.workspace, tokens=size, seed=args.seed, progress=progress, retrievers=retrievers, k=args.k)
-    for bar in bars.values():
-        bar.close()
+    try:
+        ws = demo.build(args.workspace, tokens=size, seed=args.seed, progress=progress, retrievers=retrievers,
+                        k=args.k)
+    finally:
+        progress.close()
     print(f"demo workspace ready at {ws.path}")
     print_table(ladder.load(ws).table().to_dict("records"))
     return 0

@@ -34,11 +34,25 @@ def summary(labeling) -> dict:
                 "confusion": {str(k): {str(c): int(v) for c, v in row.items()}
                               for k, row in a["confusion"].iterrows()}}
 
-    return {"method": labeling.method, "domains": list(labeling.domains),
+    return {"method": labeling.method, "domains": list(labeling.domains), "confidence": labeling.confidence(),
             "distribution": labeling.distribution().to_dict("records"),
             "documents_unlabeled": labeling.unlabeled,
             "document_agreement": agree(labeling.document_agreement),
             "query_agreement": agree(labeling.query_agreement), "messages": labeling.messages}
+
+
+def _print_confidence(labeling) -> None:
+    import sys
+
+    conf = labeling.confidence()
+    if conf is None:
+        return
+    print(f"label confidence (best minus second domain similarity, {conf['n']:,} documents): p10 {conf['p10']:.3f}"
+          f"  p25 {conf['p25']:.3f}  median {conf['median']:.3f}  p75 {conf['p75']:.3f}  p90 {conf['p90']:.3f}; "
+          f"{conf['share_close']:.1%} within {conf['close_margin']} of their second domain")
+    for message in labeling.messages:
+        if message.startswith("warning:"):
+            print(message, file=sys.stderr)
 
 
 def cmd_label(args: argparse.Namespace) -> int:
@@ -55,13 +69,16 @@ def cmd_label(args: argparse.Namespace) -> int:
 
         gateway = gateway_from_args(args, ws, args.model)
         if args.estimate:
-            n = len(ws.read("documents", ["doc_id"]))
-            print(f"estimate: {n:,} documents, one call each with {gateway.model} (cached ones are not sent again)")
+            from emb_s_core.cli.common import print_estimate
+
+            print_estimate(domains.estimate(ws, gateway, descriptions))
             return 0
     from emb_s_core.cli.use import print_progress
 
     labeling = domains.label(ws, descriptions, args.embedder, gateway, progress=print_progress)
     out = summary(labeling)
+    if not args.json:  # what the labels are worth, before anything is applied
+        _print_confidence(labeling)
     report = domains.apply(Workspace(args.workspace), labeling) if args.apply else None
     if args.json:
         if report is not None:

@@ -11,7 +11,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     lsub = p.add_subparsers(dest="ladder_command", metavar="ACTION", required=True)
     b = lsub.add_parser("build", help="build the nested ladder from the workspace's bank")
     add_workspace(b, writes=True)
-    b.add_argument("--base", default="64K", help="base (per-domain) rung size (default 64K)")
+    b.add_argument("--base", default="64K", help="base (per-domain) rung size (default 64K); a bank with one or few "
+                   "domains may need more (e.g. 512K) to keep every query whose gold fits (the summary says)")
     b.add_argument("--domain-sizes", default="64K,128K,256K", help="per-domain rung sizes (default 64K,128K,256K)")
     b.add_argument("--shared-size", default=None, help="shared rung size (default 8 x base = 512K)")
     b.add_argument("--max-size", default=None, help="largest doubling rung (default: up to the bank size)")
@@ -29,11 +30,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--reference", default=None, metavar="SPECS",
                    help="--control benign: comma-separated reference retrievers (default: bm25 plus every dense "
                         "retriever whose vectors for the whole bank are cached; a dense one named here is embedded)")
+    b.add_argument("--official", action="store_true",
+                   help="store an imported EMB-S release's published scales as the official ladder (membership as "
+                        "published) instead of building one; the built ladder stays")
+    b.add_argument("--source", default=None, help="--official: which imported release (when there are several)")
     b.set_defaults(func=cmd_build)
     s = lsub.add_parser("show", help="print the rung table")
     add_workspace(s)
+    s.add_argument("--ladder", choices=["built", "official", "benign"], default=None,
+                   help="which ladder (default: built when it exists, else official)")
     s.add_argument("--json", action="store_true")
-    s.add_argument("--control", choices=["benign"], default=None, help="show the benign twin instead")
     s.set_defaults(func=cmd_show)
 
 
@@ -41,17 +47,38 @@ def cmd_build(args: argparse.Namespace) -> int:
     from emb_s_core.ladder import LadderOptions, build
     from emb_s_core.store import Workspace
 
+    if args.official:
+        return _build_official(args)
     if args.control == "benign":
         return _build_twin(args)
     opts = LadderOptions(base=args.base, domain_sizes=tuple(s.strip() for s in args.domain_sizes.split(",")),
                          shared_size=args.shared_size, max_size=args.max_size, encoding=args.encoding,
                          reserve=args.reserve, seed=args.seed, strict=args.strict)
-    ladder = build(Workspace(args.workspace), opts, progress=True)
+    from emb_s_core.analysis import kept
+
+    ws = Workspace(args.workspace)
+    ladder = build(ws, opts, progress=True)
     for message in ladder.messages:
         print(message)
-    kept = ladder.kept.groupby("domain")["kept"].agg(kept="sum", total="count").reset_index()
-    kept["dropped"] = kept["total"] - kept["kept"]
-    print_table(kept[["domain", "kept", "dropped"]].to_dict("records"))
+    summary = kept.table(ws, ladder)
+    print_table(summary.to_dict("records"))
+    note = kept.dropped_note(summary, args.base)
+    if note:
+        print(f"\nnote: {note}")
+    print()
+    print_table(ladder.table().to_dict("records"))
+    return 0
+
+
+def _build_official(args: argparse.Namespace) -> int:
+    from emb_s_core import official
+    from emb_s_core.store import Workspace
+
+    ladder = official.build(Workspace(args.workspace), source=args.source, encoding=args.encoding, progress=True)
+    for message in ladder.messages:
+        print(message)
+    for row in ladder.kept[~ladder.kept["kept"]].head(20).itertuples():
+        print(f"  dropped {row.qid}: {row.reason}")
     print()
     print_table(ladder.table().to_dict("records"))
     return 0
@@ -73,11 +100,12 @@ def _build_twin(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     import sys
 
+    from emb_s_core.evaluate import ladder_kinds
     from emb_s_core.ladder import load, stale_reason
     from emb_s_core.store import Workspace
 
     ws = Workspace(args.workspace)
-    kind = args.control or "built"
+    kind = ladder_kinds(ws, args.ladder)[0]
     stale = stale_reason(ws, kind)
     if stale:
         print(f"warning: this ladder is stale: {stale}; rebuild it with `emb-s ladder build`.", file=sys.stderr)

@@ -16,9 +16,22 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="comma-separated, e.g. R@1,SR@10,FR@10,MRR,nDCG@10,HN-intrusion; SR@K = every K (default all)")
     r.add_argument("--by", default="", help="breakdown columns, comma-separated: domain,task_type,source,multi_source")
     r.add_argument("--runs", default=None, help="comma-separated run names (default: every run)")
+    r.add_argument("--hn-provenance", default=None, metavar="LIST",
+                   help="count only these hard negatives in HN-intrusion: comma-separated dataset, collision, "
+                        "synthetic (default: all)")
     r.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates (0: no intervals)")
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--out", default=None, metavar="FILE", help="write to FILE (.csv .json .md .tex) instead of stdout")
+    r.add_argument("--paper-table", action="store_true",
+                   help="the paper's Table 3: one row per run (reranking under its base), R@1/SR@10/FR@10 per scale, "
+                        "n per cell (markdown, csv or latex)")
+    r.add_argument("--rungs", default=None, metavar="SCALES",
+                   help="--paper-table: comma-separated scales (default 64K,512K,30M,326M; domain rungs pooled)")
+    r.add_argument("--ladder", choices=["built", "official", "benign"], default=None,
+                   help="--paper-table: which ladder's rungs (default: built when results cover it, else official)")
+    r.add_argument("--wide", action="store_true", help="one row per run (and metric), one column per rung: values only")
+    r.add_argument("--keep-undefined", action="store_true",
+                   help="also list metrics no query of a cell defines (e.g. R@1 without single-source queries)")
     r.add_argument("--illusion", action="store_true",
                    help="print the illusion gap (benign twin − adversarial ladder: SR@10, FR@10, R@1 with paired "
                         "interval and p) and the effective scale per run and domain instead of the score table")
@@ -59,15 +72,49 @@ def _emit(df, fmt: str | None, out: str | None) -> None:
         sys.stdout.write(export.table_to(df, fmt))
 
 
+def cmd_paper_table(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from emb_s_core.analysis import paper_table
+    from emb_s_core.errors import EmbSError
+
+    fmt = args.format
+    if fmt in (None, "table") and args.out:
+        fmt = {".csv": "csv", ".md": "markdown", ".tex": "latex"}.get(Path(args.out).suffix.lower(), "markdown")
+    fmt = "markdown" if fmt in (None, "table") else fmt
+    if fmt not in paper_table.FORMATS:
+        raise EmbSError(f"the paper table is written as markdown, csv or latex, not {fmt}",
+                        fix="pass --format markdown, csv or latex.")
+    table = paper_table.build(_open(args.workspace), _split(args.rungs) or paper_table.DEFAULT_SCALES,
+                              runs=_split(args.runs), kind=args.ladder)
+    text = paper_table.render(table, fmt)
+    if args.out:
+        path = Path(args.out)
+        if not path.parent.is_dir():
+            raise EmbSError("the output folder does not exist", where=str(path.parent), fix="create it first.")
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote the paper table ({len(table.rows)} runs) to {path}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from emb_s_core.analysis import report
 
+    if args.paper_table:
+        return cmd_paper_table(args)
     ws = _open(args.workspace)
     if args.illusion:
         return _illusion(ws, args)
     df = report.rows(ws, runs=_split(args.runs), metric_names=_split(args.metrics), by=_split(args.by) or [],
-                     n_boot=args.n_boot, seed=args.seed)
+                     n_boot=0 if args.wide else args.n_boot, seed=args.seed, keep_undefined=args.keep_undefined,
+                     hn_provenance=_split(args.hn_provenance))
+    if args.wide:
+        df = report.wide(df, list(dict.fromkeys(df["rung"])))
     _emit(df, args.format, args.out)
+    for line in report.bank_notes(ws, _split(args.runs)):
+        print(f"note: {line}", file=sys.stderr)
     return 0
 
 

@@ -1,20 +1,22 @@
 """Evidence use: ``emb-s localize``, ``emb-s qa``, ``emb-s judge``, ``emb-s diagnose``.
 
 Every LLM command prints its cost estimate before it starts (``--estimate`` prints it and stops), runs through the
-one gateway (cache in the workspace, retries, window check) and resumes when run again.
+one gateway (cache in the workspace, retries, window check) and resumes when run again. localize, qa and judge
+exit 1 when model calls failed and none succeeded (the error counts by kind are printed), 2 on a user error.
 """
 from __future__ import annotations
 
 import argparse
 import sys
 
-from emb_s_core.cli.common import (add_model_options, add_workspace, gateway_from_args,
+from emb_s_core.cli.common import (add_model_options, add_workspace, gateway_from_args, print_estimate,
                                    print_json, print_progress, print_table)
 
 
 def _add_scope(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rungs", default=None, help="comma-separated rung names (default: all)")
-    p.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N queries (by qid)")
+    p.add_argument("--limit", type=int, default=None, metavar="N",
+                   help="N queries per rung, in one seeded order shared by localize/qa/judge (default: all)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -59,25 +61,34 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                "multi_source)")
     p.add_argument("--rungs", default=None)
     p.add_argument("--cases", default=None, metavar="QUADRANT",
-                   help="list the queries of one quadrant (use_failure, access_failure, ...)")
+                   help="list the queries of one quadrant (use_failure, access_failure, ...), or 'excluded': the "
+                        "cells in no quadrant, with the reason")
     p.add_argument("--figure", default=None, metavar="FILE.html", help="write the quadrant-share figure; the suffix picks the format (.html .png .svg .pdf)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_diagnose)
 
 
-def _show_estimate(est: dict) -> None:
-    cost = est.get("cost_usd_max")
-    print(f"estimate: {est['calls']} cells, {est['cached']} cached, {est['does_not_fit']} do not fit, "
-          f"{est['to_send']} calls to send, {est['prompt_tokens']:,} prompt tokens, "
-          f"≤ {est['max_completion_tokens']:,} reply tokens, cost ≤ "
-          + ("unknown" if cost is None else f"${cost:.4f}")
-          + (f" ({est['note']})" if est.get("note") else ""))
+def _say_empty_rungs(ws, rungs: list[str] | None) -> None:
+    """A rung without queries gets no cell: say so instead of skipping it silently."""
+    from emb_s_core import ladder, protocol
+
+    empty = protocol.rungs_without_queries(protocol.select_rungs(ladder.load(ws), rungs))
+    if empty:
+        print(f"note: {len(empty)} rung(s) hold no queries and get no cells: {', '.join(empty)}", file=sys.stderr)
 
 
-def _usage(gw) -> None:
+def _usage(gw) -> int:
+    """Print the gateway's totals; the exit status: 1 when calls failed and none succeeded, else 0."""
     u = gw.usage
+    kinds = ", ".join(f"{n} {k}" for k, n in sorted(u.error_kinds.items(), key=lambda kv: (-kv[1], kv[0])))
     print(f"calls: {u.calls} sent ({u.retries} retries), {u.cache_hits} from cache, {u.does_not_fit} did not fit, "
-          f"{u.errors} errors; tokens {u.prompt_tokens:,} in / {u.completion_tokens:,} out; cost ${u.cost:.4f}")
+          f"{u.errors} errors{f' ({kinds})' if kinds else ''}; tokens {u.prompt_tokens:,} in / "
+          f"{u.completion_tokens:,} out; cost ${u.cost:.4f}")
+    if u.errors and not u.ok:
+        print(f"emb-s: error: nothing succeeded: all {u.errors} model calls failed ({kinds}); the cells are stored "
+              "as error and retried on the next run", file=sys.stderr)
+        return 1
+    return 0
 
 
 def cmd_localize(args: argparse.Namespace) -> int:
@@ -88,14 +99,15 @@ def cmd_localize(args: argparse.Namespace) -> int:
     ws = Workspace(args.workspace)
     gw = gateway_from_args(args, ws, args.model)
     rungs = parse_list(args.rungs)
-    _show_estimate(localize.estimate(ws, gw, args.k, rungs, args.limit, args.name))
+    print_estimate(localize.estimate(ws, gw, args.k, rungs, args.limit, args.name))
+    _say_empty_rungs(ws, rungs)
     if args.estimate:
         return 0
     name = localize.localize(ws, gw, args.k, args.name, rungs, args.limit, progress=print_progress)
-    _usage(gw)
+    status = _usage(gw)
     print(f"run: {name}")
     print_table(localize.audit_summary(ws, name).to_dict("records"))
-    return 0
+    return status
 
 
 def cmd_qa(args: argparse.Namespace) -> int:
@@ -109,17 +121,18 @@ def cmd_qa(args: argparse.Namespace) -> int:
         return 0
     gw = gateway_from_args(args, ws, args.model)
     rungs = parse_list(args.rungs)
-    _show_estimate(qa.estimate(ws, gw, args.setting, args.context_run, args.k, rungs, args.limit, args.name))
+    print_estimate(qa.estimate(ws, gw, args.setting, args.context_run, args.k, rungs, args.limit, args.name))
+    _say_empty_rungs(ws, rungs)
     if args.estimate:
         return 0
     name = qa.answer(ws, gw, args.setting, args.context_run, args.k, args.name, rungs, args.limit,
                      progress=print_progress)
-    _usage(gw)
+    status = _usage(gw)
     print(f"QA run: {name}")
     answers = qa.load_answers(ws, [name])
     counts = answers.groupby(["rung", "status"], sort=False).size().unstack(fill_value=0).reset_index()
     print_table(counts.to_dict("records"))
-    return 0
+    return status
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
@@ -136,21 +149,20 @@ def cmd_judge(args: argparse.Namespace) -> int:
         prompt = protocol.load_prompt("judge")
         batch = [judge.judge_messages(prompt, q, t, a) for q, t, a in
                  zip(todo["question"], todo["true_answer"], todo["answer"])]
-        _show_estimate(gw.estimate(batch, salts=[int(r) or None for r in todo["repeat"]]))
+        print_estimate(gw.estimate(batch, salts=[int(r) or None for r in todo["repeat"]]))
     elif args.estimate:
         print("estimate: the reference-match judge makes no model call (cost $0)")
     if args.estimate:
         return 0
     name = judge.judge(ws, args.qa_run, args.judge, gw, args.repeats, rungs, args.limit, progress=print_progress)
-    if gw is not None:
-        _usage(gw)
+    status = _usage(gw) if gw is not None else 0
     print(f"judge: {name}")
     print_table(judge.summary(ws, args.qa_run).query("judge == @name").to_dict("records"))
     if args.repeats > 1:
         print_json(judge.agreement(ws, args.qa_run, name))
     if args.agreement:
         print_json(judge.agreement(ws, args.qa_run, name, args.agreement))
-    return 0
+    return status
 
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
@@ -162,6 +174,8 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     df = diagnose.quadrants(ws, args.access_run, args.qa_run, args.judge, k=args.k,
                             access_threshold=args.access_threshold, score_threshold=args.score_threshold,
                             rungs=parse_list(args.rungs))
+    for line in diagnose.bank_notes(ws, args.access_run, args.qa_run):
+        print(f"note: {line}", file=sys.stderr)
     by = parse_list(args.by) or ["rung"]
     summ = diagnose.summary(df, by)
     if args.figure:
@@ -178,6 +192,8 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     if args.cases:
         rows = diagnose.cases(df, args.cases)
         cols = ["rung", "qid", "sr", "score", "answer", "domain", "task_type"]
+        if args.cases == diagnose.EXCLUDED:
+            cols = ["rung", "qid", "reason", "access_status", "sr", "score", "domain", "task_type"]
         if args.json:
             print_json(rows[cols].to_dict("records"))
         else:

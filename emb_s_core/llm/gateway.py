@@ -3,7 +3,8 @@
 Why one gateway: every protocol (localization, QA, judges) must behave the same way under failure. A rerun must cost
 nothing (:mod:`emb_s_core.llm.cache`); a rate limit, timeout or 5xx must be retried with exponential backoff
 (``delay = backoff · 2^attempt``, capped); an input that does not fit the window must never be sent and never be
-scored zero (``prompt_tokens + max_tokens > window`` → status ``does_not_fit``); and API keys must never leak into
+scored zero (``prompt_tokens + max_tokens > window`` → status ``does_not_fit``, checked before the cache is read, so
+a reply cached under a larger window never makes it ``ok``); and API keys must never leak into
 logs, results or exceptions (every message passes :func:`emb_s_core.llm.secrets.redact`).
 
 The offline demo model (:mod:`emb_s_core.llm.local`) is served through a litellm custom provider registered in
@@ -15,6 +16,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -55,9 +57,11 @@ class Usage:
     """Running totals for one gateway (thread-safe updates)."""
 
     calls: int = 0
+    ok: int = 0  # replies this gateway returned (sent or from the cache)
     cache_hits: int = 0
     does_not_fit: int = 0
     errors: int = 0
+    error_kinds: dict[str, int] = field(default_factory=dict)  # "BadRequestError": 3, ... (see error_kind)
     retries: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -169,21 +173,26 @@ class Gateway:
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
     def complete(self, messages: Messages, *, salt: object = None, prompt_tokens: int | None = None) -> CallResult:
-        """One call: cache → window check → litellm with retries → cache. Never raises for per-call failures
-        (they come back as status ``error``); raises EmbSError for problems the user must fix (key, model)."""
-        key = self.cache_key(messages, salt)
-        if self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                with self._lock:
-                    self.usage.cache_hits += 1
-                return CallResult(OK, hit["text"], hit["prompt_tokens"], hit["completion_tokens"], 0.0, cached=True)
+        """One call: window check → cache → litellm with retries → cache. Never raises for per-call failures
+        (they come back as status ``error``); raises EmbSError for problems the user must fix (key, model).
+
+        The window check comes first, always: the cache key does not hold the window, so a reply cached under a
+        larger ``context_window`` must never turn a prompt that does not fit this one into ``ok``.
+        """
         n_prompt = self.count_tokens(messages) if prompt_tokens is None else prompt_tokens
         if not self.fits(n_prompt):
             with self._lock:
                 self.usage.does_not_fit += 1
             return CallResult(DOES_NOT_FIT, prompt_tokens=n_prompt,
                               error=f"{n_prompt} prompt + {self.max_tokens} reply tokens > window {self.window}")
+        key = self.cache_key(messages, salt)
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                with self._lock:
+                    self.usage.cache_hits += 1
+                    self.usage.ok += 1
+                return CallResult(OK, hit["text"], hit["prompt_tokens"], hit["completion_tokens"], 0.0, cached=True)
         result = self._call_with_retries(messages, n_prompt)
         with self._lock:
             self.usage.prompt_tokens += result.prompt_tokens
@@ -191,6 +200,10 @@ class Gateway:
             self.usage.cost += result.cost
             self.usage.retries += max(0, result.attempts - 1)
             self.usage.errors += result.status == ERROR
+            self.usage.ok += result.status == OK
+            if result.status == ERROR:
+                kind = error_kind(result.error)
+                self.usage.error_kinds[kind] = self.usage.error_kinds.get(kind, 0) + 1
         if result.status == OK and self.cache is not None:
             self.cache.put(key, self.model, result.text or "", result.prompt_tokens, result.completion_tokens,
                            result.cost)
@@ -256,12 +269,12 @@ class Gateway:
         out = {"model": self.model, "window": self.window, "calls": len(batch), "cached": 0, "does_not_fit": 0,
                "to_send": 0, "prompt_tokens": 0, "max_completion_tokens": 0, "cost_usd_max": 0.0}
         for messages, salt, count in zip(batch, salts, counts):
+            n = self.count_tokens(messages) if count is None else count
+            if not self.fits(n):  # before the cache, as in complete()
+                out["does_not_fit"] += 1
+                continue
             if self.cache is not None and self.cache.get(self.cache_key(messages, salt)) is not None:
                 out["cached"] += 1
-                continue
-            n = self.count_tokens(messages) if count is None else count
-            if not self.fits(n):
-                out["does_not_fit"] += 1
                 continue
             out["to_send"] += 1
             out["prompt_tokens"] += n
@@ -273,6 +286,18 @@ class Gateway:
         elif price is None:
             out["note"] = "litellm's cost map has no price for this model; cost unknown"
         return out
+
+
+_ERROR_NAME = re.compile(r"\b([A-Z]\w*(?:Error|Exception|Timeout))\b")
+
+
+def error_kind(error: str | None) -> str:
+    """A short class for an error message, for counts: the exception name it names ("BadRequestError"), with
+    "after retries" when the gateway gave up retrying it."""
+    text = error or ""
+    names = _ERROR_NAME.findall(text)
+    name = names[0] if names else (text.split(":")[0][:40] or "error")
+    return f"{name} (after retries)" if text.startswith("gave up after") else name
 
 
 def _short(exc: BaseException, limit: int = 300) -> str:

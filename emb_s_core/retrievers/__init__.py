@@ -1,7 +1,8 @@
 """Retrievers behind one small protocol (:class:`~emb_s_core.retrievers.base.Retriever`) and ONE registry.
 
 ``get(spec)`` parses a spec: ``bm25``, ``bm25-reference``, ``dense:minilm-l6``, ``dense:minilm-l3``,
-``dense:<folder-or-name>``, ``dense:litellm/<model>``, ``hybrid:<a>+<b>``, ``rerank:<model>:<base-spec>``.
+``dense:<folder-or-name>``, ``dense:litellm/<model>``, ``hybrid:<a>+<b>``, ``rerank:<model>:<base-spec>``
+(``rerank:litellm/<model>:<base-spec>``: a served reranker at ``api_base``).
 A new family is one module plus one entry in ``FAMILIES`` (a factory ``(argument, options) -> Retriever``).
 """
 from __future__ import annotations
@@ -82,8 +83,9 @@ def _rerank(arg: str, opts: dict[str, Any]) -> Retriever:
     model, sep, base = arg.partition(":")
     if not sep or not model or not base:
         raise EmbSError(f"cannot read rerank spec 'rerank:{arg}'",
-                        fix="write rerank:<cross-encoder-folder>:<base-spec>, e.g. rerank:/models/ce:bm25.")
-    return Rerank(f"rerank:{arg}", model, get(base, **opts))
+                        fix="write rerank:<cross-encoder-folder>:<base-spec>, e.g. rerank:/models/ce:bm25, or "
+                            "rerank:litellm/<model>:<base-spec> for a served reranker (with --api-base).")
+    return Rerank(f"rerank:{arg}", model, get(base, **opts), api_base=opts.get("api_base"))
 
 
 def _no_argument(name: str, arg: str) -> None:

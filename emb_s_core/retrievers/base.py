@@ -48,6 +48,12 @@ class Retriever:
         Every caller calls it before ``prepare``; retrievers with nothing to load keep this default."""
         return None
 
+    def uncached(self, ws: Workspace, doc_ids: np.ndarray | None = None) -> int:
+        """How many of the documents ``prepare`` would have to compute expensively (embed) rather than read from the
+        workspace's caches; 0 for retrievers whose preparation is cheap (BM25 indexes in seconds). A live query
+        refuses to prepare when this is not 0, instead of embedding a bank inside a page request."""
+        return 0
+
     def config(self) -> dict[str, Any]:
         """The retriever's identity: part of the run's configuration (a change means a new run)."""
         return {"spec": self.spec}

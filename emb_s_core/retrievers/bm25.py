@@ -18,6 +18,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from emb_s_core.progress import counted
 from emb_s_core.retrievers.base import Ranking, Retriever, documents, pool_key, topk_sparse
 from emb_s_core.retrievers.text import tokenize
 from emb_s_core.store import Workspace
@@ -44,7 +45,10 @@ class BM25(Retriever):
         vocab: dict[str, int] = {}
         cols: list[int] = []
         lengths = np.empty(len(texts), np.int64)
+        stage = counted("indexing", len(texts), "documents", "BM25 term frequencies")
         for i, text in enumerate(texts):
+            if progress and i % 4096 == 0:
+                progress(stage, i / max(len(texts), 1))
             toks = tokenize(text)
             lengths[i] = len(toks)
             cols.extend(vocab.setdefault(t, len(vocab)) for t in toks)
@@ -52,6 +56,8 @@ class BM25(Retriever):
         self.tf = sparse.csr_matrix((np.ones(len(cols), np.float64), (rows, np.asarray(cols, np.int64))),
                                     shape=(len(texts), max(len(vocab), 1)))
         self.tf.sum_duplicates()
+        if progress:
+            progress(stage, 1.0)
         self.vocab = vocab
         self.lengths = lengths
         self._weights = {}

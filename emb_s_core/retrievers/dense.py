@@ -15,11 +15,13 @@ import numpy as np
 import pyarrow as pa
 
 from emb_s_core.errors import EmbSError
+from emb_s_core.progress import counted
 from emb_s_core.retrievers.base import EMBEDDINGS, Retriever, documents
 from emb_s_core.retrievers.embedders import Embedder
 from emb_s_core.store import Workspace
 
 WRITE_EVERY = 1024  # documents embedded per committed cache batch (an interrupted prepare keeps these)
+ENCODE_STEP = 128  # chunks encoded per call between two progress reports (a 2-core CPU does ~20-60 per second)
 
 
 def cache_table(key: str, chunk_size: int) -> str:
@@ -45,11 +47,25 @@ def embed_documents(ws: Workspace, embedder: Embedder, chunk_size: int, hashes: 
             todo[h] = t
     items = list(todo.items())
     embedded = 0
+    stage = counted("embedding", len(items), "documents", embedder.key)
+    if items and progress:
+        progress(stage, 0.0)
     for start in range(0, len(items), WRITE_EVERY):
         part = items[start: start + WRITE_EVERY]
         pieces = embedder.chunks([t for _, t in part], chunk_size)
         flat = [c for cs in pieces for c in cs]
-        vecs = embedder.encode(flat)
+        # encode in steps so the bar moves from the first second; chunks sorted by length first, so each step pads
+        # as little as one big call would
+        by_length = np.argsort([len(c) for c in flat], kind="stable")
+        encoded = []
+        for at in range(0, len(flat), ENCODE_STEP):
+            encoded.append(embedder.encode([flat[i] for i in by_length[at: at + ENCODE_STEP]]))
+            if progress:
+                done = start + len(part) * min(1.0, (at + ENCODE_STEP) / len(flat))
+                progress(stage, min(1.0, done / len(items)))
+        vecs = np.empty((len(flat), encoded[0].shape[1]), np.float32) if encoded else embedder.encode(flat)
+        if encoded:
+            vecs[by_length] = np.concatenate(encoded)
         embedded += len(flat)
         dim = vecs.shape[1]
         batch = pa.table(
@@ -61,7 +77,7 @@ def embed_documents(ws: Workspace, embedder: Embedder, chunk_size: int, hashes: 
         with ws.transaction():
             ws.write(table, batch, schema=_schema(dim))
         if progress:
-            progress(f"embedding documents ({embedder.key})", min(1.0, (start + len(part)) / len(items)))
+            progress(stage, min(1.0, (start + len(part)) / len(items)))
     if not hashes:
         return np.empty((0, getattr(embedder, "dim", 1) or 1), np.float32), np.empty(0, np.int64), embedded
     data = ws.read(table)
@@ -117,6 +133,13 @@ class Dense(Retriever):
     def config(self) -> dict[str, Any]:
         return {"spec": self.spec, **self.model_id, "chunk_size": self.chunk_size, "pooling": "MaxP",
                 "similarity": "cosine"}
+
+    def uncached(self, ws: Workspace, doc_ids: np.ndarray | None = None) -> int:
+        """Documents without vectors in the workspace's embedding cache for this model and chunk size."""
+        _, _, hashes = documents(ws, doc_ids)
+        table = cache_table(self.embedder.key, self.chunk_size)
+        cached = set(ws.read(table, ["content_hash"])["content_hash"].to_pylist()) if ws.has_table(table) else set()
+        return len(set(hashes) - cached)
 
     def prepare(self, ws: Workspace, doc_ids: np.ndarray, progress=None) -> None:
         self.doc_ids, texts, hashes = documents(ws, doc_ids)

@@ -28,6 +28,9 @@ class Hybrid(Retriever):
         return {"spec": self.spec, "fusion": "rrf", "k_rrf": self.k_rrf, "depth": self.depth,
                 "parts": [p.config() for p in self.parts]}
 
+    def uncached(self, ws: Workspace, doc_ids: np.ndarray | None = None) -> int:
+        return max(p.uncached(ws, doc_ids) for p in self.parts)
+
     def prepare(self, ws: Workspace, doc_ids: np.ndarray, progress=None) -> None:
         for p in self.parts:
             p.prepare(ws, doc_ids, progress)

@@ -1,8 +1,10 @@
-"""Cross-encoder reranking of another retriever's top-N (sentence-transformers ``CrossEncoder``).
+"""Reranking of another retriever's top-N: a local sentence-transformers ``CrossEncoder`` folder
+(``rerank:<folder>:<base>``) or a served reranker through litellm (``rerank:litellm/<model>:<base>``, see
+:mod:`emb_s_core.llm.rerank`).
 
 Each (query, document) pair is scored once per call even when the document is in the top-N of several rungs, so
 the cost follows the union of the candidate lists, not the number of rungs. Documents below the top-N keep their
-order after the reranked ones. No trained reranker ships offline: pass a local CrossEncoder folder.
+order after the reranked ones. No trained reranker ships offline: pass a local CrossEncoder folder or an endpoint.
 """
 from __future__ import annotations
 
@@ -31,37 +33,67 @@ def _load_cross_encoder(path: str):
             from exc
 
 
+SERVED = "litellm/"
+
+
 class Rerank(Retriever):
-    def __init__(self, spec: str, model: str, base: Retriever, depth: int = DEPTH) -> None:
+    def __init__(self, spec: str, model: str, base: Retriever, depth: int = DEPTH, api_base: str | None = None
+                 ) -> None:
         self.spec = spec
         self.model = model
         self.base = base
         self.depth = depth
+        self.served = None
+        if model.startswith(SERVED):
+            from emb_s_core.llm.rerank import ServedReranker
+
+            if not model[len(SERVED):]:
+                raise EmbSError("rerank:litellm/ needs a model name",
+                                fix="e.g. rerank:litellm/Qwen/Qwen3-Reranker-8B:bm25 with --api-base.")
+            self.served = ServedReranker(model[len(SERVED):], api_base=api_base)
 
     def check(self) -> None:
-        if not Path(self.model).expanduser().exists():
-            raise EmbSError(f"reranker model {self.model!r} not found (no such folder)",
-                            fix="pass a local CrossEncoder folder: rerank:<folder>:<base-spec>; none ships offline.")
-        _load_cross_encoder(str(Path(self.model).expanduser()))
+        if self.served is not None:
+            self.served.check()
+        else:
+            if not Path(self.model).expanduser().exists():
+                raise EmbSError(f"reranker model {self.model!r} not found (no such folder)",
+                                fix="pass a local CrossEncoder folder (rerank:<folder>:<base-spec>; none ships "
+                                    "offline) or a served one: rerank:litellm/<model>:<base-spec> --api-base URL.")
+            _load_cross_encoder(str(Path(self.model).expanduser()))
         self.base.check()
 
     def config(self) -> dict[str, Any]:
-        return {"spec": self.spec, "reranker": str(Path(self.model).expanduser().resolve()), "depth": self.depth,
-                "base": self.base.config()}
+        reranker = (f"litellm:{self.served.model}" if self.served is not None
+                    else str(Path(self.model).expanduser().resolve()))
+        return {"spec": self.spec, "reranker": reranker, "depth": self.depth, "base": self.base.config()}
+
+    def uncached(self, ws: Workspace, doc_ids: np.ndarray | None = None) -> int:
+        return self.base.uncached(ws, doc_ids)
 
     def prepare(self, ws: Workspace, doc_ids: np.ndarray, progress=None) -> None:
         self.base.prepare(ws, doc_ids, progress)
         self.doc_ids, self.texts, _ = documents(ws, doc_ids)
+        if self.served is not None and self.served.cache is None:
+            from emb_s_core.llm.cache import CACHE_FILE, ResponseCache
+
+            self.served.cache = ResponseCache(ws.path / CACHE_FILE)
+
+    def _score(self, query: str, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.empty(0)
+        if self.served is not None:
+            return self.served.score(query, texts)
+        ce = _load_cross_encoder(str(Path(self.model).expanduser()))
+        return np.asarray(ce.predict([(query, t) for t in texts], show_progress_bar=False), np.float64).reshape(-1)
 
     def rank(self, queries: list[str], pools: Mapping[str, np.ndarray], k: int) -> dict[str, Ranking]:
         base = self.base.rank(queries, pools, max(k, self.depth))
-        ce = _load_cross_encoder(str(Path(self.model).expanduser()))
         pair_scores: list[dict[int, float]] = []
         for i, q in enumerate(queries):
             cand = np.unique(np.concatenate([r.ids[i, : self.depth] for r in base.values()]))
-            texts = [self.texts[j] for j in self.positions(cand)]
-            s = ce.predict([(q, t) for t in texts], show_progress_bar=False) if len(cand) else []
-            pair_scores.append(dict(zip(cand.tolist(), np.asarray(s, dtype=np.float64).reshape(-1).tolist())))
+            s = self._score(q, [self.texts[j] for j in self.positions(cand)])
+            pair_scores.append(dict(zip(cand.tolist(), s.tolist())))
         out = {}
         for name, r in base.items():
             n = min(k, r.ids.shape[1])

@@ -124,9 +124,14 @@ def require_field(obj: dict, key: str, where: str, kind: type | tuple[type, ...]
 
 
 def sha256_of(path: Path) -> str:
-    """Checksum of a file, or of every file in a folder (sorted by name), for idempotent re-imports."""
+    """Checksum of a file, or of every file in a folder (sorted by name), for idempotent re-imports.
+
+    Hidden folders and files (``.git`` of a cloned release, holding a second copy of every LFS file) are left out.
+    """
     digest = hashlib.sha256()
-    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    files = sorted(p for p in path.rglob("*") if p.is_file()
+                   and not any(part.startswith(".") for part in p.relative_to(path).parts)) \
+        if path.is_dir() else [path]
     for file in files:
         digest.update(str(file.relative_to(path) if path.is_dir() else file.name).encode())
         with open(file, "rb") as fh:

@@ -1,32 +1,70 @@
-"""The official EMB-S release layout (EverMind-AI/EverMemBench-Static): a folder with two pickles.
+"""The official EMB-S release (EverMind-AI/EverMemBench-Static), read as published.
 
-- ``unique_reference.pkl``: a list of document texts (the reference corpus);
-- ``data.pkl``: a list of records with ``query``, ``answer`` and ``reference_list``; a reference is either an index
-  into ``unique_reference`` or the document text itself (both occur). Optional keys: ``id``/``qid``, ``domain``,
-  ``type``/``task_type``, ``answer_aliases``; other keys are ignored.
-References that match no document are skipped, counted and the record is named in the notes; a record left with no
-reference is skipped. Documents take the domain of the first query citing them (the release labels queries only).
+Layout of the release root (a single scale folder is accepted too)::
+
+    <root>/data/<scale>/unique_reference.pkl   list of document texts: that scale's whole searchable corpus
+    <root>/data/<scale>/data.pkl               list of QAR records for that scale
+    <root>/qar/<split>.jsonl                   one QAR record per line (test, train_sft, ...)
+
+- The bank is the union of every scale's corpus, deduplicated by whitespace-normalized text; doc ids are the order
+  of first appearance walking the scales from smallest to largest (stable across re-imports and machines), and each
+  scale's membership is recorded (``Bank.doc_sets``) so ``emb-s ladder build --official`` can store the scales as
+  published.
+- Queries come from ``qar/<split>.jsonl`` (``split``: ``test`` by default, ``train_sft``, ``all``) or, without
+  ``qar/``, from the scales' ``data.pkl`` (a query repeated in a larger scale is read once). Both go through one
+  record reader: ``query``, ``answer``, ``reference_list`` are required; ``id``/``qid``, ``domain``/``category``,
+  ``type``/``task_type``, ``answer_aliases`` are read; every other key is kept in the query's ``extra``.
+- A reference is the document text (matched after whitespace normalization) or an index into the record's scale
+  list. A reference that matches nothing is counted and named (qid, first 80 characters); a query left with no
+  reference is skipped and counted.
+
+Why streaming matters: at 326M tokens the texts are about 1.3 GB. Scales are read one at a time, texts are keyed by a
+16-byte digest of their normalized form (not by a second copy of the text), and each scale's list is dropped once
+its new documents are taken.
 
 Pickle can run arbitrary code on load, so the files are read by a restricted unpickler that builds only plain
-containers and scalars (dict, list, tuple, set, str, int, float, bool, None, bytes) and refuses any other global or
-class (e.g. ``os.system``) before it is called.
+containers and scalars and refuses any other global before it is called; what a pickle expands to is bounded
+(a memo bomb fails at once with the limit named), and a Git LFS pointer file is recognized.
 """
 from __future__ import annotations
 
-import io
+import hashlib
 import pickle
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from emb_s_core.errors import EmbSError, at
 from emb_s_core.schema import Bank, Document, Query
-from emb_s_core.sources._io import require_file
+from emb_s_core.sources._io import iter_jsonl, require_file
+from emb_s_core.sources.validate import (check_expansion as count_elements, check_limit, check_value, id_field,
+                                         list_field, text_field, text_list)
 
-#: the only globals a plain-data pickle may name (older protocols build sets through them)
+REFERENCES, RECORDS = "unique_reference.pkl", "data.pkl"
+SPLITS = ("test", "train_sft")
+ALL_SPLITS = "all"
+DEFAULT_SPLIT = "test"
+#: keys the record reader understands; any other key goes to the query's ``extra``
+KNOWN_KEYS = ("query", "answer", "reference_list", "id", "qid", "domain", "category", "type", "task_type",
+              "answer_aliases", "scale")
+#: a pickle may expand to at most this many characters per byte of file (plain data: about one), plus a slack
+EXPANSION_FACTOR = 16
+EXPANSION_SLACK = 1 << 24
+LFS_POINTER = b"version https://git-lfs.github.com/spec/"
+SNIPPET = 80
+#: repeated objects tolerated in a scale's corpus list (a real one has none: each text is its own object)
+MAX_REPEATS = 1000
+#: unmatched references named in the notes and the stored summary (all are counted)
+MAX_NAMED = 50
+_SCALE = re.compile(r"^\d+(?:\.\d+)?[KkMmGg]$")
 _SAFE_GLOBALS = {("builtins", "set"), ("builtins", "frozenset"), ("__builtin__", "set"),
                  ("__builtin__", "frozenset")}
 
 
+# ------------------------------------------------------------------------------------------ plain pickles
 class _Refused(pickle.UnpicklingError):
     """A pickle asked for something beyond plain data (told apart from a damaged file)."""
 
@@ -42,86 +80,342 @@ class _PlainUnpickler(pickle.Unpickler):
 
 
 def load_plain_pickle(path: Path) -> Any:
-    """Unpickle plain data only; a pickle naming any class or function raises EmbSError and is never executed."""
-    data = require_file(path, "EMB-S release file").read_bytes()
-    try:
-        return _PlainUnpickler(io.BytesIO(data)).load()
-    except _Refused as exc:
-        raise EmbSError(f"pickle refused: {exc} (only plain lists, dicts and scalars are accepted)", where=str(path),
-                        fix="re-save the file as plain Python lists/dicts of str and int, or get it from the "
-                            "official release; never load pickles you do not trust.") from None
-    except Exception as exc:  # truncated or corrupt data
-        raise EmbSError(f"cannot read pickle ({type(exc).__name__}: {exc})", where=str(path),
-                        fix="the file is damaged or not a pickle; download it again.") from None
+    """Unpickle plain data only (streamed from the file); a pickle naming any class or function raises EmbSError and
+    is never executed; an LFS pointer or a memo bomb raises a clear error (see :func:`check_expansion`)."""
+    require_file(path, "EMB-S release file")
+    with open(path, "rb") as fh:
+        if fh.read(len(LFS_POINTER)) == LFS_POINTER:
+            raise EmbSError("this is a Git LFS pointer: run git lfs pull", where=str(path),
+                            fix="run `git lfs pull` in the release's clone (or download the file itself), then "
+                                "import again.")
+        fh.seek(0)
+        try:
+            value = _PlainUnpickler(fh).load()
+        except _Refused as exc:
+            raise EmbSError(f"pickle refused: {exc} (only plain lists, dicts and scalars are accepted)",
+                            where=str(path),
+                            fix="re-save the file as plain Python lists/dicts of str and int, or get it from the "
+                                "official release; never load pickles you do not trust.") from None
+        except Exception as exc:  # truncated or corrupt data
+            raise EmbSError(f"cannot read pickle ({type(exc).__name__}: {exc})", where=str(path),
+                            fix="the file is damaged or not a pickle; download it again.") from None
+    check_expansion(value, path)
+    return value
 
 
-def read(path: Path, source: str = "emb-s") -> Bank:
-    if not path.is_dir():
-        path = path.parent
-    ref_path, data_path = path / "unique_reference.pkl", path / "data.pkl"
-    refs = load_plain_pickle(ref_path)
-    records = load_plain_pickle(data_path)
-    for name, value in ((ref_path, refs), (data_path, records)):
-        if not isinstance(value, (list, tuple)):
-            raise EmbSError(f"expected a list, got {type(value).__name__}", where=str(name),
-                            fix="unique_reference.pkl is a list of texts; data.pkl a list of records.")
-    bank = Bank(source=source, documents=[], queries=[], renumber=True)
-    by_text: dict[str, int] = {}
-    for i, text in enumerate(refs):
-        where = at(ref_path.name, record=i)
-        if not isinstance(text, str) or not text.strip():
-            raise EmbSError(f"reference {i} is {'empty' if isinstance(text, str) else type(text).__name__}, "
-                            "not a document text", where=where, fix="every entry must be a non-empty string.")
-        by_text.setdefault(text, i)
-        bank.documents.append(Document(doc_id=i, text=text, source=source))
-        bank.doc_locations[i] = where
-    for i, rec in enumerate(records):
-        where = at(data_path.name, record=i)
-        _record(bank, rec, i, where, len(refs), by_text)
-    return bank
+def check_expansion(value: Any, path: Path) -> None:
+    """Refuse a pickle that expands far beyond its file size (memo references to one object, repeated).
 
-
-def _resolve(ref: Any, n_refs: int, by_text: dict[str, int]) -> int | None:
-    if isinstance(ref, int) and not isinstance(ref, bool):
-        return ref if 0 <= ref < n_refs else None
-    if isinstance(ref, str):
-        return by_text.get(ref)
-    return None
-
-
-def _record(bank: Bank, rec: Any, i: int, where: str, n_refs: int, by_text: dict[str, int]) -> None:
-    if not isinstance(rec, dict):
-        raise EmbSError(f"record is {type(rec).__name__}, not a dict", where=where,
-                        fix="each record is a dict with query, answer and reference_list.")
-    for key in ("query", "answer", "reference_list"):
-        if rec.get(key) is None:
-            raise EmbSError(f"missing field {key!r}", where=where, fix="every record needs query, answer, "
-                            "reference_list.")
-    if not isinstance(rec["query"], str) or not isinstance(rec["reference_list"], (list, tuple)):
-        raise EmbSError("query must be a string and reference_list a list", where=where,
-                        fix="check the record's types.")
-    qid = str(rec.get("qid", rec.get("id", f"emb-s-{i}")))
-    gold, unmatched = [], 0
-    for ref in rec["reference_list"]:
-        doc = _resolve(ref, n_refs, by_text)
-        if doc is None:
-            unmatched += 1
-        else:
-            gold.append(doc)
-    if unmatched:
-        bank.skip("reference matching no document", unmatched)
-        bank.notes.append(f"{where} ({qid}): {unmatched} reference(s) match no document in unique_reference.pkl")
-    if not gold:
-        bank.skip("record without a matching reference")
+    Plain data costs at least a byte per element and per character on disk; a memo bomb reuses one object millions
+    of times. Counting elements and characters is cheap (lengths only) and stops at the first limit passed, so such a
+    file fails in about a second instead of running for minutes.
+    """
+    size = path.stat().st_size
+    max_items, max_chars = size + EXPANSION_SLACK, EXPANSION_FACTOR * size + EXPANSION_SLACK
+    items = chars = 0
+    stack = [value]
+    while stack:
+        obj = stack.pop()
+        if isinstance(obj, (str, bytes)):
+            chars += len(obj)
+            if chars > max_chars:
+                break
+        elif isinstance(obj, dict):
+            items += len(obj)
+            stack.extend(obj.keys())
+            stack.extend(obj.values())
+        elif isinstance(obj, (list, tuple, set, frozenset)):
+            items += len(obj)
+            if all(type(x) is str for x in obj):  # the corpus: a flat list of texts, summed in C
+                chars += sum(map(len, obj))
+                if chars > max_chars:
+                    break
+            else:
+                stack.extend(obj)
+        if items > max_items:
+            break
+    if items <= max_items and chars <= max_chars:
+        count_elements(value, str(path))  # the shared element limit (pickle_items), shared references counted
         return
-    gold = list(dict.fromkeys(gold))
-    domain = rec.get("domain") if isinstance(rec.get("domain"), str) else None
-    if domain:
-        for d in gold:
-            bank.documents[d].domain = bank.documents[d].domain or domain
-    aliases = rec.get("answer_aliases") or []
-    bank.query_locations.setdefault(qid, where)
-    bank.queries.append(Query(qid=qid, text=rec["query"], answer=str(rec["answer"]), ref_ids=gold,
-                              domain=domain,
-                              task_type=rec.get("task_type") or rec.get("type"), source=bank.source,
-                              answer_aliases=[str(a) for a in aliases]))
+    if items > max_items or chars > max_chars:
+        what = f"{items:,} elements" if items > max_items else f"{chars:,} characters"
+        raise EmbSError(f"the pickle expands to more than {what} from a {size:,}-byte file (limit: "
+                        f"{EXPANSION_FACTOR} characters and 1 element per byte, plus {EXPANSION_SLACK:,}): a memo "
+                        "bomb or a damaged file", where=str(path),
+                        fix="get the file from the official release; plain data never repeats one object that often.")
+
+
+def _check_distinct(refs: list | tuple, path: Path) -> None:
+    """A scale's corpus lists distinct texts, so its pickle holds distinct objects; one object referenced over and
+    over (a memo bomb of short strings, which passes the character limit) is refused before any text is hashed."""
+    repeats = len(refs) - len(set(map(id, refs)))
+    if repeats > MAX_REPEATS and repeats * 2 > len(refs):
+        raise EmbSError(f"the pickle repeats one object {repeats:,} times in {len(refs):,} references (limit "
+                        f"{MAX_REPEATS:,}): a memo bomb or a damaged file", where=str(path),
+                        fix="get the file from the official release; a corpus lists each document once.")
+
+
+# ------------------------------------------------------------------------------------------ layout
+@dataclass
+class Layout:
+    """What is where: scale folders (smallest first) and qar split files."""
+
+    root: Path
+    scales: list[tuple[str, Path]]
+    qar: dict[str, Path] = field(default_factory=dict)
+    single_scale: bool = False
+
+
+def is_scale_label(name: str) -> bool:
+    return bool(_SCALE.match(name))
+
+
+def scale_tokens(label: str) -> int:
+    from emb_s_core import tokens
+
+    return tokens.parse_size(label)
+
+
+def find_layout(path: Path) -> Layout:
+    """The release root, one scale folder, or one of its pickles; anything else is an error saying what is expected."""
+    if path.is_file():
+        path = path.parent
+    if (path / REFERENCES).exists() or (path / RECORDS).exists():
+        for name in (REFERENCES, RECORDS):
+            require_file(path / name, "EMB-S release file")
+        label = path.name if is_scale_label(path.name) else "all"
+        return Layout(path, [(label, path)], single_scale=True)
+    data, qar = path / "data", path / "qar"
+    if not data.is_dir():
+        found = "a qar/ folder but no data/ folder" if qar.is_dir() else "no data/ or qar/ folder"
+        raise EmbSError(f"not an EMB-S release: {path} has {found}",
+                        fix="point at the release root (holding data/<scale>/unique_reference.pkl + data.pkl and "
+                            "qar/<split>.jsonl) or at one scale folder; run `git lfs pull` if the clone is partial.")
+    scales: list[tuple[str, Path]] = []
+    for sub in sorted(p for p in data.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        if not is_scale_label(sub.name):
+            raise EmbSError(f"data/{sub.name} is not a scale folder name", where=str(sub),
+                            fix="scale folders are named by their size label (64K, 128K, 512K, 1M, 30M, 326M); "
+                                "move or rename the folder.")
+        for name in (REFERENCES, RECORDS):
+            if not (sub / name).is_file():
+                raise EmbSError(f"scale folder data/{sub.name} has no {name}", where=str(sub),
+                                fix=f"every scale folder holds {REFERENCES} and {RECORDS}; download the missing file "
+                                    "(`git lfs pull`).")
+        scales.append((sub.name, sub))
+    if not scales:
+        raise EmbSError(f"{data} holds no scale folder", fix="expected data/<scale>/ folders such as data/64K/.")
+    scales.sort(key=lambda s: scale_tokens(s[0]))
+    splits = {p.stem: p for p in sorted(qar.glob("*.jsonl"))} if qar.is_dir() else {}
+    return Layout(path, scales, splits)
+
+
+# ------------------------------------------------------------------------------------------ reading
+def normalized(text: str) -> str:
+    return " ".join(text.split())
+
+
+def text_key(text: str) -> bytes:
+    """The dedup key of a text: a digest of its whitespace-normalized form (no second copy of the corpus)."""
+    return hashlib.blake2b(normalized(text).encode("utf-8"), digest_size=16).digest()
+
+
+@dataclass
+class _Reader:
+    """State of one import: documents so far, each scale's list as doc ids, counters for the summary."""
+
+    bank: Bank
+    by_key: dict[bytes, int] = field(default_factory=dict)
+    scale_ids: dict[str, np.ndarray] = field(default_factory=dict)
+    matched: int = 0
+    unmatched: int = 0
+    unmatched_named: list[dict] = field(default_factory=list)
+    keys: dict[str, int] = field(default_factory=dict)
+    seen_queries: set[str] = field(default_factory=set)
+    duplicate_queries: int = 0
+    has_domain: bool = False
+
+    def add_scale(self, label: str, path: Path) -> None:
+        ref_path = path / REFERENCES
+        refs = load_plain_pickle(ref_path)
+        if not isinstance(refs, (list, tuple)):
+            raise EmbSError(f"expected a list, got {type(refs).__name__}", where=str(ref_path),
+                            fix=f"{REFERENCES} is a list of document texts.")
+        _check_distinct(refs, ref_path)
+        ids = np.empty(len(refs), dtype=np.int64)
+        docs = self.bank.documents
+        for i, text in enumerate(refs):
+            if not isinstance(text, str) or not text.strip():
+                raise EmbSError(f"reference {i} is {'empty' if isinstance(text, str) else type(text).__name__}, "
+                                "not a document text", where=at(_rel(ref_path, self.bank), record=i),
+                                fix="every entry must be a non-empty string.")
+            key = text_key(text)
+            doc_id = self.by_key.get(key)
+            if doc_id is None:
+                doc_id = self.by_key[key] = len(docs)
+                docs.append(Document(doc_id=doc_id, text=text, source=self.bank.source))
+                self.bank.doc_locations[doc_id] = at(_rel(ref_path, self.bank), record=i)
+            ids[i] = doc_id
+        self.scale_ids[label] = ids
+
+    def resolve(self, ref: Any, scale: str | None) -> int | None:
+        if isinstance(ref, int) and not isinstance(ref, bool):
+            ids = self.scale_ids.get(scale) if scale else None
+            return int(ids[ref]) if ids is not None and 0 <= ref < len(ids) else None
+        if isinstance(ref, str):
+            return self.by_key.get(text_key(ref))
+        return None
+
+    def add_record(self, rec: Any, where: str, default_qid: str, scale: str | None, split: str | None) -> None:
+        rec = validated_record(rec, where)
+        for key in rec:
+            self.keys[key] = self.keys.get(key, 0) + 1
+        qid = str(rec.get("qid", rec.get("id", default_qid)))
+        dedup = qid if ("qid" in rec or "id" in rec) else normalized(rec["query"])
+        if dedup in self.seen_queries:  # the same query in a larger scale's data.pkl
+            self.duplicate_queries += 1
+            return
+        self.seen_queries.add(dedup)
+        record_scale = rec["scale"] if isinstance(rec.get("scale"), str) else scale
+        gold: list[int] = []
+        for ref in rec["reference_list"]:
+            doc = self.resolve(ref, record_scale)
+            if doc is None:
+                self._unmatched(qid, where, ref, record_scale)
+            else:
+                self.matched += 1
+                gold.append(doc)
+        if not gold:
+            self.bank.skip("query without a matching reference")
+            return
+        gold = list(dict.fromkeys(gold))
+        domain = next((rec[k].strip() for k in ("domain", "category")
+                       if isinstance(rec.get(k), str) and rec[k].strip()), None)
+        if domain:
+            self.has_domain = True
+            for d in gold:
+                self.bank.documents[d].domain = self.bank.documents[d].domain or domain
+        extra = {k: _plain(v) for k, v in rec.items() if k not in KNOWN_KEYS}
+        if split:
+            extra.setdefault("split", split)
+        if scale and not split:
+            extra.setdefault("scale", scale)
+        task = rec.get("task_type") or rec.get("type")
+        self.bank.query_locations.setdefault(qid, where)
+        self.bank.queries.append(Query(qid=qid, text=rec["query"], answer=str(rec["answer"]), ref_ids=gold,
+                                       domain=domain, task_type=str(task) if task else None, source=self.bank.source,
+                                       answer_aliases=rec["answer_aliases"],
+                                       extra=extra))
+
+    def _unmatched(self, qid: str, where: str, ref: Any, scale: str | None) -> None:
+        self.unmatched += 1
+        self.bank.skip("reference matching no document")
+        if len(self.unmatched_named) >= MAX_NAMED:
+            return
+        if isinstance(ref, int) and not isinstance(ref, bool):
+            why = (f"index {ref} outside scale {scale}'s {len(self.scale_ids[scale])} references"
+                   if scale in self.scale_ids else f"index {ref} with no scale to resolve it")
+            snippet = str(ref)
+        else:
+            snippet = normalized(ref)[:SNIPPET] if isinstance(ref, str) else f"{type(ref).__name__} {ref!r:.60}"
+            why = "no document has this text" if isinstance(ref, str) else "not a text or an index"
+        self.unmatched_named.append({"qid": qid, "where": where, "reference": snippet, "why": why})
+        self.bank.notes.append(f"{where} ({qid}): reference matches no document ({why}): {snippet!r}")
+
+
+def validated_record(rec: Any, where: str) -> dict:
+    """The one check of a QAR record (data.pkl row or qar line) before it is read, through the shared validation
+    layer (:mod:`emb_s_core.sources.validate`); raises naming the record and the field.
+
+    Returns the record with its known fields normalized: query/answer as text, reference_list and answer_aliases as
+    lists, qid/id as text, domain/category/type/task_type as text or absent.
+    """
+    if not isinstance(rec, dict):
+        check_value(rec, "an object with query, answer and reference_list", where, "record")
+    out = dict(rec)
+    out["query"] = text_field(rec, "query", where)
+    if not out["query"].strip():
+        check_value(rec["query"], "a non-empty string", where, "query")
+    out["answer"] = text_field(rec, "answer", where, numbers=True)
+    out["reference_list"] = list_field(rec, "reference_list", where)
+    check_limit("references_per_query", len(out["reference_list"]), f"{where} field 'reference_list'")
+    out["answer_aliases"] = text_list(rec, "answer_aliases", where, numbers=True)
+    for key in ("qid", "id"):
+        if rec.get(key) is not None:
+            out[key] = id_field(rec, key, where)
+    for key in ("domain", "category", "type", "task_type", "scale"):
+        if rec.get(key) is not None:
+            out[key] = text_field(rec, key, where, numbers=True)
+    return out
+
+
+def _plain(value: Any) -> Any:
+    """JSON-ready copy of an extra value (pickles may hold sets, tuples and bytes)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (set, frozenset)):
+        return sorted((_plain(v) for v in value), key=repr)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value
+
+
+def _rel(path: Path, bank: Bank) -> str:
+    root = Path(bank.details.get("root", path.parent))
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return path.name
+
+
+def _split_files(layout: Layout, split: str) -> list[tuple[str, Path]]:
+    if split == ALL_SPLITS:
+        return list(layout.qar.items())
+    if split not in layout.qar:
+        raise EmbSError(f"no qar/{split}.jsonl in {layout.root}",
+                        fix=f"choose --split from: {', '.join([*layout.qar, ALL_SPLITS])}.")
+    return [(split, layout.qar[split])]
+
+
+def read(path: Path, source: str = "emb-s", split: str | None = None) -> Bank:
+    layout = find_layout(path)
+    split = split or DEFAULT_SPLIT
+    bank = Bank(source=source, documents=[], queries=[], renumber=True)
+    bank.details = {"format": "emb-s-release", "root": str(layout.root)}
+    reader = _Reader(bank)
+    from_qar = bool(layout.qar) and not layout.single_scale
+    files = _split_files(layout, split) if from_qar else []
+    for label, folder in layout.scales:
+        reader.add_scale(label, folder)
+        if not from_qar:
+            rec_path = folder / RECORDS
+            records = load_plain_pickle(rec_path)
+            if not isinstance(records, (list, tuple)):
+                raise EmbSError(f"expected a list, got {type(records).__name__}", where=str(rec_path),
+                                fix=f"{RECORDS} is a list of records.")
+            for i, rec in enumerate(records):
+                default = f"emb-s-{i}" if layout.single_scale else f"emb-s-{label}-{i}"
+                reader.add_record(rec, at(_rel(rec_path, bank), record=i), default, label, None)
+            del records
+    for name, file in files:
+        for line, rec in iter_jsonl(file):
+            reader.add_record(rec, at(_rel(file, bank), line), f"{name}-{line}", None, name)
+    bank.doc_sets = {label: reader.scale_ids[label] for label, _ in layout.scales}
+    bank.details.update(
+        scales=[{"scale": label, "references": int(len(reader.scale_ids[label])),
+                 "documents": int(len(np.unique(reader.scale_ids[label])))} for label, _ in layout.scales],
+        splits_found=sorted(layout.qar), queries_from=(f"qar ({', '.join(n for n, _ in files)})" if from_qar
+                                                       else "data.pkl"),
+        matched_references=reader.matched, unmatched_references=reader.unmatched,
+        unmatched_named=reader.unmatched_named, duplicate_queries=reader.duplicate_queries,
+        keys_found=dict(sorted(reader.keys.items())), has_domains=reader.has_domain,
+    )
+    if reader.duplicate_queries:
+        bank.notes.append(f"{reader.duplicate_queries} queries repeated in a larger scale's {RECORDS} were read once")
+    if not reader.has_domain:
+        bank.notes.append("the records carry no domain/category: documents and queries get the default domain; "
+                          "the built ladder's 64K/128K/256K domain rungs need `emb-s domains label` first (the "
+                          "official ladder does not)")
+    return bank

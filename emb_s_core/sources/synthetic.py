@@ -623,7 +623,8 @@ def _shuffled(gen: _Generator, seed: int) -> Bank:
     for q in gen.queries:
         q.ref_ids = [new_id[i] for i in q.ref_ids]
         q.hard_negative_ids = [new_id[i] for i in q.hard_negative_ids]
-    bank = Bank(source=SOURCE, documents=docs, queries=gen.queries, renumber=True, encoding=gen.encoding)
+    bank = Bank(source=SOURCE, documents=docs, queries=gen.queries, renumber=True, encoding=gen.encoding,
+                hard_negative_provenance="synthetic")
     bank.notes.append(f"demo bank: seed {seed}, {sum(d.n_tokens or 0 for d in docs):,} tokens ({gen.encoding}), "
                       f"{len(docs):,} documents, {len(gen.queries):,} queries")
     return bank

@@ -106,6 +106,8 @@ def test_each_verdict_path_and_apply_as_a_new_version(ws, tmp_path):
     now = bank.queries(Workspace(ws.path)).set_index("qid")
     assert "qc" not in now.index
     assert hn_doc in list(now.at["qa", "hard_negative_ids"])
+    prov = bank.hard_negatives(Workspace(ws.path)).set_index(["qid", "doc_id"])["provenance"]
+    assert prov.loc[("qa", hn_doc)] == "collision"  # a verified near-miss, told apart from dataset distractors
     assert list(now.at["qb", "ref_ids"]) == [3, fn_doc]
     assert list(now.at["qd", "ref_ids"]) == [7]
     retired = collide.retired_queries(Workspace(ws.path))

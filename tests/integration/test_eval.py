@@ -68,13 +68,28 @@ def test_bad_requests_write_nothing(ws, tmp_path):
     cases = [
         (dict(spec="nope", k=10), "unknown retriever 'nope'"),
         (dict(spec=f"dense:{tmp_path / 'missing-model'}", k=10), "embedding model .*missing-model.* not found"),
-        (dict(spec="bm25", k=10_000), "k=10000 is larger than rung .*'s .* documents"),
+        (dict(spec="bm25", k=0), "k must be at least 1"),
+        (dict(spec="bm25", k=10, ladder="official"), "has no official ladder yet"),
+        (dict(spec="bm25", k=10, ladder="sideways"), "unknown ladder 'sideways'"),
         (dict(spec="bm25", k=10, rungs=["9G"]), "no rung named '9G'"),
     ]
     for kwargs, message in cases:
         with pytest.raises(EmbSError, match=message):
             evaluate.evaluate(ws, **kwargs)
     assert ws.version == version and len(runs.list_runs(ws)) == n_runs
+
+
+def test_k_larger_than_a_rung_is_clamped_and_recorded(ws):
+    lad = ladder.load(ws)
+    big = max(r.n_documents for r in lad.rungs[:-1]) + 1
+    name = evaluate.evaluate(ws, "bm25", name="clamped", k=big)
+    cfg = runs.get_run(ws, name)["config"]
+    assert cfg["k_per_rung"] == {r.name: r.n_documents for r in lad.rungs if r.n_documents < big}
+    assert lad.rungs[-1].name not in cfg["k_per_rung"]
+    res = runs.load_results(ws, runs=[name])
+    for rung in lad.rungs:
+        lengths = res[res["rung"] == rung.name]["doc_ids"].map(len)
+        assert (lengths == min(big, rung.n_documents)).all(), rung.name
 
 
 def test_rebuilt_ladder_needs_a_new_name(tmp_path_factory, tmp_path):
@@ -116,3 +131,24 @@ def test_cli_eval_and_runs_list(ws, capsys):
     assert main(["runs", "delete", "cli", "-w", str(ws.path)]) == 0
     assert Workspace(ws.path).version == version + 1
     assert main(["runs", "delete", "cli", "-w", str(ws.path)]) == 2
+
+
+def test_live_dense_query_uses_cached_vectors_only(tmp_path_factory, tmp_path):
+    fresh = copy_workspace(template(tmp_path_factory), tmp_path / "ws")
+    lad = ladder.load(fresh)
+    full = lad.rung("full")
+    qid = full.qids[0]
+    text = bank.queries(fresh).set_index("qid").loc[qid, "text"]
+    version = fresh.version
+    with pytest.raises(EmbSError, match=r"dense:minilm-l3 has not been evaluated on this workspace yet: [\d,]+ of") \
+            as exc:
+        evaluate.live_query(fresh, "dense:minilm-l3", text, "full")
+    assert "emb-s eval --workspace DIR --retriever dense:minilm-l3" in str(exc.value)
+    assert Workspace(fresh.path).version == version  # nothing was embedded or written
+    with pytest.raises(EmbSError, match="has not been evaluated"):  # a hybrid with a dense part: the same
+        evaluate.live_query(fresh, "hybrid:bm25+dense:minilm-l3", text, "full")
+    name = evaluate.evaluate(fresh, "dense:minilm-l3", k=10, rungs=["full"])
+    live = evaluate.live_query(Workspace(fresh.path), "dense:minilm-l3", text, "full", k=10)
+    stored = runs.load_results(Workspace(fresh.path), runs=[name]).set_index("qid").loc[qid, "doc_ids"]
+    np.testing.assert_array_equal(live["doc_id"].to_numpy(), stored)
+    assert retrievers.get("bm25").uncached(fresh) == 0

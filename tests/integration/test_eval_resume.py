@@ -22,7 +22,7 @@ SCRIPT = textwrap.dedent("""
     ws = Workspace(path)
     calls = {"n": 0}
     def progress(stage, fraction):
-        if mode == "after-batch" and stage == "ranking":
+        if mode == "after-batch" and stage.startswith("ranking") and fraction > 0:
             calls["n"] += 1
             if calls["n"] == 3:
                 os.kill(os.getpid(), signal.SIGKILL)

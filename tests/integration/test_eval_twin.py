@@ -21,12 +21,14 @@ def ws(tmp_path_factory, tmp_path):
     return ws
 
 
-def test_ladder_choices():
-    assert evaluate.ladder_kinds("both") == ("built", "benign")
-    assert evaluate.ladder_kinds("official") == ("official",)
-    assert evaluate.ladder_kinds() == ("built",)
-    with pytest.raises(EmbSError, match="unknown --ladder 'twin'"):
-        evaluate.ladder_kinds("twin")
+def test_ladder_choices(ws):
+    assert evaluate.ladder_kinds(ws, "both") == ("built", "benign")
+    assert evaluate.ladder_kinds(ws, "benign") == ("benign",)
+    assert evaluate.ladder_kinds(ws) == ("built",)
+    with pytest.raises(EmbSError, match="unknown ladder 'twin'"):
+        evaluate.ladder_kinds(ws, "twin")
+    assert evaluate.default_name("bm25", kinds=("built", "benign")) == "bm25"  # the twin joins the built run
+    assert evaluate.default_name("bm25", kinds=("official",)) == "bm25@official"
 
 
 def test_both_in_one_pass_with_exact_twin_results(ws, monkeypatch):

@@ -16,7 +16,7 @@ def test_history_lists_versions_and_reads_an_old_bank(tmp_path, capsys):
     assert main(["history", "-w", str(tmp_path / "ws")]) == 0
     out = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in out[2:]] == ["0", "1", "2"]
-    assert "documents, queries, sources" in out[3]
+    assert "documents, hard_negative_provenance, queries, sources" in out[3]
     assert main(["history", "-w", str(tmp_path / "ws"), "--version", str(first)]) == 0
     old = capsys.readouterr().out
     assert "4 documents, 2 queries" in old and "science" not in old

@@ -57,7 +57,8 @@ WRONG_TYPES = [
     ("2wiki", 0, ("type",), {"k": 1}, r"field 'type': expected a string, found object \{'k': 1\}"),
     ("native", 0, ("title",), 5, r"documents.jsonl line 1: field 'title': expected a string, found integer 5"),
     ("native", 1, ("domain",), ["geo"], r"documents.jsonl line 2: field 'domain': expected a string, found list"),
-    ("emb-s-release", 0, ("type",), ["fact"], r"data.pkl record 0: field 'task_type': expected a string, found list"),
+    ("emb-s-release", 0, ("type",), ["fact"], r"data.pkl record 0: field 'type': expected a string or a number, "
+     r"found list"),
     ("locomo", 0, ("qa", 0, "category"), [2], r"qa\[0\]: field 'category': expected an integer category 1-5, found list"),
     ("native", 0, ("doc_id",), 2**70, r"documents.jsonl line 1: integer 1180591620717411303424 is outside the 64-bit"),
     ("native", 2, ("ref_ids",), [2**70], r"queries.jsonl line 1: integer 1180591620717411303424 is outside the 64-bit"),
@@ -165,14 +166,15 @@ def test_cli_one_line_exit_2_for_a_workspace_that_is_a_file(tmp_path, capsys):
     assert file_ws.read_text() == "root:x:0:0"
 
 
-def test_release_record_types_pass_the_bank_gate(tmp_path):
-    """The release reader is not edited here; the bank-level gate still stops a list where a string belongs."""
+def test_release_record_types_are_checked_where_they_are_read(tmp_path):
+    """The release reader names the field as the file spells it (``type``), before the bank-level gate."""
     folder = tmp_path / "rel"
     folder.mkdir()
     (folder / "unique_reference.pkl").write_bytes(pickle.dumps(["A text."]))
     (folder / "data.pkl").write_bytes(pickle.dumps([{"query": "q?", "answer": "a", "reference_list": [0],
                                                      "type": {"x": 1}}]))
-    assert_import_fails(tmp_path, "emb-s-release", folder, r"field 'task_type': expected a string, found object")
+    assert_import_fails(tmp_path, "emb-s-release", folder,
+                        r"data.pkl record 0: field 'type': expected a string or a number, found object")
 
 
 def test_valid_scalars_still_import(tmp_path):

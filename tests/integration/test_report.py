@@ -129,3 +129,39 @@ def test_report_on_workspace_without_results(tmp_path, capsys):
     bank.import_path(root / "ws", "native", make_bank(root / "bank", n_docs=20, n_queries=2))
     assert main(["report", "-w", str(root / "ws")]) == 2
     assert "no results in the workspace" in capsys.readouterr().err
+
+
+def test_hn_intrusion_by_provenance(ws, capsys):
+    """Dataset distractors and collision-verified hard negatives are reported apart."""
+    hn = bank.hard_negatives(ws)
+    assert len(hn) and set(hn["provenance"]) == {"dataset"}  # native import: the dataset's own lists
+    every = report.rows(ws, runs=["shuffle"], metric_names=["HN-intrusion"], n_boot=0)
+    same = report.rows(ws, runs=["shuffle"], metric_names=["HN-intrusion"], n_boot=0, hn_provenance=["dataset"])
+    none = report.rows(ws, runs=["shuffle"], metric_names=["HN-intrusion"], n_boot=0, hn_provenance=["collision"])
+    assert every["value"].tolist() == same["value"].tolist()
+    assert every["n"].sum() > 0 and none["n"].sum() == 0  # no collision-verified hard negative: nothing to intrude
+    with pytest.raises(EmbSError, match="unknown hard-negative provenance 'guessed'"):
+        report.rows(ws, metric_names=["HN-intrusion"], n_boot=0, hn_provenance=["guessed"])
+    assert main(["report", "-w", str(ws.path), "--metrics", "HN-intrusion", "--hn-provenance", "collision",
+                 "--n-boot", "0", "--format", "csv"]) == 0
+
+
+def test_undefined_metrics_are_left_out_but_cells_that_could_not_run_stay():
+    agg = pd.DataFrame({"run": ["a", "a", "b"], "rung": ["r", "r", "r"], "metric": ["R@1", "SR@10", "R@1"],
+                        "value": [np.nan, 0.5, np.nan], "n": [0, 4, 0], "ci_low": np.nan, "ci_high": np.nan,
+                        "n_ok": [4, 4, 0], "n_does_not_fit": [0, 0, 4], "n_error": 0})
+    kept = report.drop_undefined(agg)
+    assert kept[["run", "metric"]].values.tolist() == [["a", "SR@10"], ["b", "R@1"]]
+
+
+def test_wide_report_and_cli(ws, capsys):
+    lad = ladder.load(ws)
+    long = report.rows(ws, metric_names=["SR@10", "MRR"], n_boot=0)
+    wide = report.wide(long, lad.names)
+    assert list(wide.columns) == ["run", "metric", *lad.names]
+    assert len(wide) == 3 * 2 and wide.set_index(["run", "metric"]).loc[("oracle", "SR@10")].eq(1.0).all()
+    llm = wide.set_index(["run", "metric"]).loc[("llm", "MRR")]
+    assert llm.isna().any() and llm.notna().any()  # does-not-fit rungs are blank, never 0
+    assert main(["report", "-w", str(ws.path), "--metrics", "SR@10", "--wide", "--format", "csv"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "run,metric," + ",".join(lad.names) and len(lines) == 1 + 3

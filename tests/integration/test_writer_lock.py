@@ -20,7 +20,7 @@ import pytest
 from emb_s_core import runs
 from emb_s_core.errors import EmbSError
 from emb_s_core.store import LOCK_FILE, Workspace, lock_holder
-from tests.retrieval_bank import REPO, copy_workspace, template
+from testkit.retrieval_bank import REPO, copy_workspace, template
 
 CLI = [sys.executable, "-m", "emb_s_core.cli"]
 

@@ -129,7 +129,16 @@ def test_rank_table_and_top_k():
     t = drilldown.rank_table(res, gold=[1], negatives=[7, 8], rung_order=["small", "big"])
     assert list(t.columns) == ["run", "rung", "status", "gold 1", "hard negative 7", "hard negative 8"]
     assert t["rung"].tolist() == ["small", "big"]
-    assert t.iloc[1, 3:].tolist() == [2, 1, 0] and t.iloc[0, 3:].tolist() == [1, 2, 0]
+    assert t.iloc[1, 3:].tolist() == ["2", "1", drilldown.NOT_IN_LIST]
+    assert t.iloc[0, 3:].tolist() == ["1", "2", drilldown.NOT_IN_LIST]
+    # with the rungs' pools: a document outside the small rung could not be retrieved there, and says so
+    pooled = drilldown.rank_table(res, gold=[1], negatives=[7, 8], rung_order=["small", "big"],
+                                  pools={"small": np.array([1, 7]), "big": np.array([1, 2, 7, 8])})
+    assert pooled.iloc[0, 3:].tolist() == ["1", "2", drilldown.NOT_IN_POOL]
+    assert pooled.iloc[1, 3:].tolist() == ["2", "1", drilldown.NOT_IN_LIST]
+    nofit = res.assign(status=["ok", "does_not_fit"], doc_ids=[[7, 1, 2], []])
+    blank = drilldown.rank_table(nofit, gold=[1], negatives=[], rung_order=["small", "big"])
+    assert blank.set_index("rung").loc["small", "gold 1"] == "" and "Blank" in drilldown.RANK_LEGEND
     docs = pd.DataFrame({"title": ["g", "n", "o"], "source": ["s1", "s2", "s1"], "domain": ["d", "d", "e"]},
                         index=pd.Index([1, 7, 2], name="doc_id"))
     top = drilldown.top_k([7, 1, 2], [3.0, 2.0, 1.0], [1], [7], docs, k=2)

@@ -41,21 +41,58 @@ def test_home_shows_bank_summary(app_env):
     assert labels["Rungs"] == "12"
     assert int(labels["Queries"]) == 30
     assert len(at.dataframe) >= 3
+    run_table = next(d.value for d in at.dataframe if "state" in d.value.columns).set_index("run")["state"]
+    assert run_table["overlap"] == "complete" and run_table["partial"].startswith("partial: ")
+    assert any("partial (partial: " in c.value for c in at.caption)
 
 
-def test_home_on_a_fresh_machine_builds_the_demo(monkeypatch, tmp_path):
-    """No workspace at all: Home builds the demo (smallest bank) with a progress bar and shows it; where the demo's
-    parts (retrievers) are missing it says what to do instead, without a traceback."""
+def test_home_on_a_fresh_machine_builds_the_demo_in_the_background(monkeypatch, tmp_path):
+    """No workspace at all: Home starts the demo build (smallest bank) as a background job of the server process and
+    returns at once; the job goes on after the page run ends (as it does when the tab is closed), and the next run
+    shows the workspace."""
+    from ui import jobs
+
     monkeypatch.setenv("EMB_S_DATA", str(tmp_path / "data"))
     monkeypatch.setenv("EMB_S_DEMO_TOKENS", str(128 * 1024))
     monkeypatch.setenv("EMB_S_DEMO_RETRIEVERS", "bm25")  # the full demo (dense models) takes minutes
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=240).run()
     assert not at.exception, [e.message for e in at.exception]
+    key = str((tmp_path / "data" / "demo").resolve())
+    job = jobs.get(key)
+    assert job is not None and "in the background" in at.info[0].value
+    job = jobs.wait(key, timeout=240)  # the page run is over; the build is not
+    assert not job.running and job.error is None and job.stage.startswith("evaluating bm25")
     assert (tmp_path / "data" / "demo" / "workspace.json").is_file()
-    at.run()  # the build ends with st.rerun(); the next run shows the new workspace (or why it is unfinished)
+    at.run()
     assert not at.exception
     labels = {m.label: m.value for m in at.metric}
     assert int(labels["Rungs"]) >= 3 and int(labels["Documents"]) > 0
+    assert jobs.get(key) is job  # a finished build is not started again
+
+
+def test_jobs_run_once_per_key_and_keep_errors():
+    import threading
+
+    from emb_s_core.errors import EmbSError
+    from ui import jobs
+
+    gate = threading.Event()
+
+    def slow(progress):
+        progress("waiting", 0.5)
+        gate.wait(10)
+
+    first = jobs.start("test-key", slow)
+    assert jobs.start("test-key", slow) is first and first.running  # running: not started twice
+    gate.set()
+    jobs.wait("test-key", 10)
+    assert not first.running and first.fraction == 0.5 and first.error is None
+
+    def bad(progress):
+        raise EmbSError("no room", fix="free some disk")
+
+    failed = jobs.wait(jobs.start("test-bad", bad).key, 10)
+    assert "no room" in failed.error and failed.finished is not None
 
 
 def test_deleted_workspace_is_a_message_not_a_traceback(app_env, tmp_path):
@@ -198,10 +235,16 @@ def test_ladder_page(app_env):
     at = run_page("5_Ladder.py", {"ws": str(app_env), "run": "overlap"})
     assert_clean(at)
     assert len(at.dataframe[0].value) == 12
+    assert "hn_coverage" in at.dataframe[0].value.columns
+    coverage = next(d.value for d in at.dataframe if "hard_negatives" in d.value.columns)  # first rung, per query
+    assert list(coverage.columns) == ["qid", "hard_negatives", "present", "coverage"] and len(coverage)
+    assert ((coverage["coverage"] >= 0) & (coverage["coverage"] <= 1)).all()
+    kept = next(d.value for d in at.dataframe if "base_needed" in d.value.columns)
+    assert kept["queries"].sum() == 30 and kept["dropped"].sum() == 0 and not at.warning  # every query kept
     specs = plotly_specs(at)
     assert len(specs) == 2
     names = [t["name"] for t in specs[1]["data"]]
-    assert names[0].startswith("8K") and names[1].startswith("full")
+    assert names[0].startswith("shared") and names[1].startswith("full")  # 3 domains: not "8 × base"
 
 
 def test_app_navigation_discovers_pages(app_env):
@@ -270,3 +313,16 @@ def test_access_vs_use_page(use_ws, monkeypatch, tmp_path):
     assert at.dataframe[1].value["qid"].tolist() == ["g01"]  # the one use failure the reader was told to make
     at.slider(key="url_tu").set_value(0).run()  # every answer now counts as good: no use failure left
     assert at.query_params["tu"] == "0" and "0 (rung, query) cells" in at.caption[-1].value
+
+
+def test_compare_names_an_empty_run(app_env, tmp_path):
+    import shutil
+
+    from emb_s_core import runs
+
+    shutil.copytree(app_env, tmp_path / "ws")
+    runs.create_run(Workspace(tmp_path / "ws"), "fresh", "retriever", "bm25", {"k": 100})  # registered, no results
+    at = run_page("4_Compare.py", {"ws": str(tmp_path / "ws"), "a": "overlap", "b": "fresh"})
+    assert not at.exception
+    assert any("fresh has no results yet" in w.value for w in at.warning)
+    assert not any("under the current filters" in w.value for w in at.warning)

@@ -103,7 +103,9 @@ def test_overview_states_and_table_never_turn_missing_into_zero(ws):
     assert st[("oracle", big)] == schema.CELL_OK
     assert st[("llm", big)] == schema.CELL_DOES_NOT_FIT
     assert st[("partial", big)] == schema.CELL_NOT_RUN and st[("partial", lad.names[0])] == schema.CELL_OK
-    assert views.unscored(states) == sorted([schema.CELL_DOES_NOT_FIT, schema.CELL_NOT_RUN])
+    n_missing, kinds = views.unscored(states)
+    assert kinds == sorted([schema.CELL_DOES_NOT_FIT, schema.CELL_NOT_RUN])
+    assert n_missing == int((states["state"] != schema.CELL_OK).sum()) > 0
     table = views.overview_table(agg, states, "SR@10", "rung", names).set_index(["run", "rung"])
     assert len(table) == len(names) * len(cols)
     assert table.loc[("oracle", big), "SR@10"] == 1.0
@@ -252,3 +254,67 @@ def test_find_queries_exact_id_first():
                        "answer": ["a", "b", "Q1 answer"]})
     assert drilldown.find_queries(qs, "q1")["qid"].tolist() == ["q1", "q10", "x"]
     assert drilldown.find_queries(qs, "  ").empty and drilldown.find_queries(qs, "nothing").empty
+
+
+# ------------------------------------------------------------------------------------------- kept queries
+def test_kept_summary_names_the_base_that_keeps_every_query(tmp_path):
+    from emb_s_core.analysis import kept
+
+    bank.import_path(tmp_path / "ws", "native", make_bank(tmp_path / "bank", n_docs=120, n_queries=30))
+    w = Workspace(tmp_path / "ws")
+    small = ladder.build(w, ladder.LadderOptions(base="4K", domain_sizes=("4K",), shared_size="16K", reserve=256))
+    summary = kept.table(w, small)
+    assert summary["queries"].sum() == 30 and (summary["kept"] + summary["dropped"] == summary["queries"]).all()
+    assert summary["dropped"].sum() == (~small.kept["kept"].astype(bool)).sum() > 0
+    note = kept.dropped_note(summary, "4K")
+    need = max(summary["base_needed"], key=lambda s: int(s[:-1]))
+    assert note and f"--base {need}" in note and f"{summary['dropped'].sum()} of 30 queries" in note
+    assert "emb-s domains label --workspace DIR" in note
+    big = ladder.build(w, ladder.LadderOptions(base=need, domain_sizes=("4K",), shared_size="2M", reserve=256))
+    again = kept.table(w, big)
+    assert again["dropped"].sum() == 0 and kept.dropped_note(again, need) is None
+    assert any("below the" in m for m in big.messages)  # the 4K domain size is left out
+    assert kept.base_needed(1000, 24, 1024) == 1024 and kept.base_needed(1001, 24, 1024) == 2048
+
+
+# ------------------------------------------------------------------------------------------- run state
+def test_run_states_complete_partial_empty(ws, tmp_path):
+    from emb_s_core.analysis import run_state
+
+    lad = ladder.load(ws)
+    stored = runs.load_results(ws)
+    table = run_state.states(stored, lad, ["oracle", "llm", "partial", "never"]).set_index("run")
+    expected = sum(len(r.qids) for r in lad.rungs)
+    assert table.loc["oracle", "state"] == schema.RUN_COMPLETE and table.loc["oracle", "cells"] == expected
+    assert table.loc["llm", "state"] == schema.RUN_COMPLETE  # does-not-fit cells were attempted: they count
+    part = table.loc["partial"]
+    assert part["state"] == schema.RUN_PARTIAL and part["cells"] == len(lad.rungs[0].qids) and part["rungs"] == 1
+    assert part["label"] == f"partial: {len(lad.rungs[0].qids):,} of {expected:,} cells, 1 of {len(lad.rungs)} rungs"
+    assert table.loc["never", "state"] == schema.RUN_EMPTY and table.loc["never", "cells"] == 0
+    assert run_state.empty_runs(table.reset_index(), ["oracle", "never"]) == ["never"]
+    assert set(run_state.not_complete(table.reset_index())["run"]) == {"partial", "never"}
+    # rows outside the ladder (a rung since removed) do not make a run complete
+    extra = pd.concat([stored[stored["run"] == "partial"].assign(rung="gone")], ignore_index=True)
+    assert run_state.states(extra, lad, ["partial"])["state"].tolist() == [schema.RUN_EMPTY]
+    # the workspace entry reads the registered runs
+    whole = run_state.for_workspace(ws).set_index("run")["state"]
+    assert whole.to_dict() == {"oracle": "complete", "worst": "complete", "llm": "complete", "partial": "partial"}
+    annotated = run_state.annotate(runs.list_runs(ws), run_state.for_workspace(ws))
+    assert list(annotated.columns) == ["run", "kind", "system", "created_at", "state"]
+
+
+def test_bank_summary_and_document_columns():
+    from emb_s_core.analysis import bank_summary
+
+    info = {"tokens_per_domain": {"law": 900, "math": 100}, "queries_per_domain": {"law": 3},
+            "sources": [{"source": "s", "sha256": "x" * 64, "path": "/tmp/f", "documents": 4}],
+            "documents_per_source": {"s": 4}}
+    assert bank_summary.domains(info).to_dict("records") == [{"domain": "law", "tokens": 900, "queries": 3},
+                                                             {"domain": "math", "tokens": 100, "queries": 0}]
+    assert list(bank_summary.sources(info).columns) == ["source", "documents"]
+    assert bank_summary.sources({**info, "sources": []}).to_dict("records") == [{"source": "s", "documents": 4}]
+    docs = pd.DataFrame({"title": ["a", "b"], "source": ["x", "y"], "domain": ["d", "e"]},
+                        index=pd.Index([5, 9], name="doc_id"))
+    ranked = pd.DataFrame({"rank": [1, 2], "doc_id": [9, 77], "score": [0.9, 0.1]})
+    out = drilldown.with_documents(ranked, docs)
+    assert out["title"].tolist()[0] == "b" and pd.isna(out["title"].iloc[1]) and len(out) == 2

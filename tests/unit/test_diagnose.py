@@ -134,3 +134,21 @@ def test_missing_access_is_excluded_with_reason(ws):
     s = diagnose.summary(df).set_index(["rung", "quadrant"])
     assert s.loc[("2K/people", diagnose.ACCESS_FAILURE), "n"] == 0
     assert s.loc[("2K/people", diagnose.ACCESS_FAILURE), "n_excluded"] == 12
+
+
+def test_cli_lists_the_excluded_cells_with_their_reasons(ws, capsys):
+    """Issue 16: the excluded cells (here g00 on 8K: its access cell does not fit, so its rag answer had no
+    context) and why, from the CLI."""
+    df = diagnose.quadrants(ws, "oracle", "qa1")
+    excluded = diagnose.cases(df, diagnose.EXCLUDED)
+    assert len(excluded) == int(df["quadrant"].isna().sum()) > 0 and excluded["reason"].notna().all()
+    assert main(["diagnose", "-w", str(ws.path), "--access-run", "oracle", "--qa-run", "qa1", "--cases", "excluded",
+                 "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {(r["rung"], r["qid"]) for r in rows} == set(zip(excluded["rung"], excluded["qid"]))
+    g00 = next(r for r in rows if (r["rung"], r["qid"]) == ("8K", "g00"))
+    assert g00["reason"] == "answer: no_context" and g00["access_status"] == "does_not_fit"
+    assert main(["diagnose", "-w", str(ws.path), "--access-run", "oracle", "--qa-run", "qa1", "--cases", "excluded"]) == 0
+    assert "answer: no_context" in capsys.readouterr().out
+    with pytest.raises(EmbSError, match="excluded"):
+        diagnose.cases(df, "nonsense")  # the error names the choices, 'excluded' among them

@@ -49,3 +49,15 @@ def test_write_table_format_from_suffix(tmp_path):
     with pytest.raises(EmbSError, match="unknown table format 'html'"):
         export.table_to(DF, "html")
     assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_counts_are_integers_even_in_float_columns():
+    df = pd.DataFrame({"run": ["a", "b"], "value": [1.0, 0.5], "n": [310.0, np.nan], "n_ok": [3.0, 4.0],
+                       "ci_low": [0.1, np.nan]})
+    csv = export.table_to(df, "csv").splitlines()
+    assert csv[1] == "a,1.0,310,3,0.1" and csv[2] == "b,0.5,,4,"
+    tex = export.table_to(df, "latex")
+    assert "a & 1.0000 & 310 & 3 & 0.1000" in tex and "310.0" not in tex
+    assert '"n": 310' in export.table_to(df, "json") and '"n": null' in export.table_to(df, "json")
+    odd = pd.DataFrame({"n": [1.5]})  # not a whole number: left as it is
+    assert export.table_to(odd, "csv").splitlines()[1] == "1.5"

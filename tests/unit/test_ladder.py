@@ -43,7 +43,8 @@ OPTS = ladder.LadderOptions(base="16K", domain_sizes=("16K", "32K", "64K"), shar
 
 def test_budgets_gold_and_nesting(ws):
     lad = ladder.build(ws, OPTS)
-    tok = bank.token_counts(ws)
+    tok = ladder.serialized_tokens(ws)
+    assert (tok > bank.token_counts(ws)).all()  # the [DocID=<id>] header and separator count too
     qs = bank.queries(ws).set_index("qid")
     assert [r.kind for r in lad.rungs][:3] == ["domain", "mixed", "mixed"]
     assert lad.rungs[-1].name == "full" and lad.rungs[-1].n_documents == len(tok)
@@ -58,10 +59,12 @@ def test_budgets_gold_and_nesting(ws):
         chain = [lad.rung(f"{s}/{d}") for s in ("16K", "32K", "64K")]
         for small, big in zip(chain, chain[1:]):
             assert set(small.doc_ids) <= set(big.doc_ids)
-        assert set(chain[0].doc_ids) <= set(lad.rung("128K").doc_ids)
+        assert set(chain[0].doc_ids) <= set(lad.rung("shared").doc_ids)
         assert set(chain[0].qids) == set(qs[qs["domain"] == d].index) & set(lad.kept.query("kept")["qid"])
     shared = [r for r in lad.rungs if r.kind in ("shared", "global", "full")]
-    assert [r.name for r in shared] == ["128K", "256K", "full"]  # 512K would exceed this bank
+    assert [r.name for r in shared] == ["shared", "256K", "full"]  # 512K would exceed this bank
+    assert lad.rung("shared").size == 3 * 16 * 1024  # three 16K pools, not the 128K asked for
+    assert any("named 'shared': it is the union of 3 base pools (3 × 16K), not 128K" in m for m in lad.messages)
     for small, big in zip(shared, shared[1:]):
         assert set(small.doc_ids) <= set(big.doc_ids), (small.name, big.name)
         assert big.n_tokens > small.n_tokens
@@ -150,3 +153,54 @@ def test_ladder_is_refused_once_the_bank_changes(tmp_path):
     assert Workspace(tmp_path / "ws").version == w.version
     ladder.build(w, ladder.LadderOptions(base="2K", domain_sizes=("2K",), reserve=64))
     assert ladder.stale_reason(Workspace(tmp_path / "ws")) is None
+
+
+def test_shared_rung_keeps_its_size_name_when_it_holds_that_size(ws):
+    lad = ladder.build(ws, ladder.LadderOptions(base="16K", domain_sizes=("16K",), shared_size="48K"))
+    assert "48K" in lad.names and "shared" not in lad.names
+
+
+def test_serialized_64K_rungs_fit_a_64K_window_with_the_localize_prompt(tmp_path):
+    """What a long-context model is shown (prompt + [DocID] headers + documents) fits 65,536 tokens."""
+    import litellm
+
+    from emb_s_core import localize, protocol
+
+    bank.import_path(tmp_path / "ws", "native", make_bank(tmp_path / "b", n_docs=1200, n_queries=30))
+    w = Workspace(tmp_path / "ws")
+    lad = ladder.build(w, ladder.LadderOptions(base="64K", domain_sizes=("64K",)))
+    docs = protocol.documents_by_id(w)
+    prompt = protocol.load_prompt("localize")
+    question = "Which of these documents mention w12 and w1999 together, and in which order do they appear?"
+    base_rungs = [r for r in lad.rungs if r.kind == "domain"]
+    assert len(base_rungs) == 3
+    for r in base_rungs:
+        messages = localize.messages_for(prompt, question, protocol.context_of(docs, r.doc_ids), 10)
+        n = litellm.token_counter(model="gpt-4", messages=messages)  # cl100k_base, with the chat overhead
+        assert 60_000 < n <= 65_536, (r.name, n)  # full, and it fits
+
+
+def test_hard_negative_fill_is_fair_across_queries(tmp_path):
+    """Every query gets the same share of its hard negatives (up to one document), whatever the import order."""
+    def build(order):
+        words = [f"w{i}" for i in range(1000, 2000)]
+        docs = [{"doc_id": i, "text": " ".join(words[(i * 7 + j) % 1000] for j in range(200)), "domain": "d"}
+                for i in range(400)]
+        queries = [{"qid": f"q{j:02d}", "text": "x", "answer": "y", "ref_ids": [j],
+                    "hard_negative_ids": list(range(100 + 10 * j, 110 + 10 * j)), "domain": "d"} for j in range(20)]
+        folder = tmp_path / f"b{order}"
+        write_jsonl(folder / "documents.jsonl", docs)
+        write_jsonl(folder / "queries.jsonl", queries if order == "forward" else queries[::-1])
+        bank.import_path(tmp_path / f"ws{order}", "native", folder)
+        w = Workspace(tmp_path / f"ws{order}")
+        lad = ladder.build(w, ladder.LadderOptions(base="24K", domain_sizes=("24K",), reserve=256))
+        cov = ladder.hard_negative_coverage(lad, bank.queries(w))
+        return cov[cov["rung"] == "24K/d"].set_index("qid")["present"].sort_index()
+
+    forward, backward = build("forward"), build("backward")
+    assert 0 < forward.mean() < 10  # the budget holds part of the hard negatives
+    assert forward.max() - forward.min() <= 1 and backward.max() - backward.min() <= 1
+    assert abs(forward.iloc[:10].mean() - forward.iloc[10:].mean()) <= 1  # first-imported are not favoured
+    lad = ladder.load(Workspace(tmp_path / "wsforward"))
+    summary = lad.rung("24K/d").composition["hard_negative_coverage"]
+    assert summary["queries_with_hard_negatives"] == 20 and summary["max"] - summary["min"] <= 0.1

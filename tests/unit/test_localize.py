@@ -23,9 +23,22 @@ def gw(ws, reply="[DocID=0] 12, 3, 12, 999", **kw):
     ("", 10, []),
     (None, 10, []),
     ("007, 7", 10, [7]),
+    ("relevance 3.5 for DocID 286", 10, [286]),  # issue 16: gave [3, 5, 286]
+    ("DocID 286 (score 0.92), DocID 12 (score 0.5).", 10, [286, 12]),
+    ("12,7,30", 10, [12, 7, 30]),
+    ("The most relevant is DocID 41.", 10, [41]),  # a sentence's full stop is not a decimal point
 ])
 def test_canonicalize(reply, k, expected):
     assert localize.canonicalize(reply, k) == expected
+
+
+def test_read_ids_audits_what_was_dropped():
+    ids, dropped = localize.read_ids("DocID 286 (relevance 3.5), 12, 286, 7, 9 and 1.2.3", 3)
+    assert ids == [286, 12, 7]
+    assert dropped == {"decimals": ["3.5", "1.2.3"], "repeated": [286], "beyond_k": [9]}
+    audit = localize.audit("x", ids, {286, 12}, None, dropped)
+    assert audit["dropped_decimals"] == ["3.5", "1.2.3"] and audit["n_repeated"] == 1
+    assert audit["dropped_beyond_k"] == [9] and audit["ids_not_in_context"] == [7]
 
 
 def test_audit_flags():
@@ -34,7 +47,7 @@ def test_audit_flags():
                                                           "Other text"]}))
     ok = localize.audit("1, 2", [1, 2], {1, 2}, ctx_text)
     assert ok == {"n_ids": 2, "ids_not_in_context": [], "n_not_in_context": 0, "no_ids": False,
-                  "document_text": False}
+                  "document_text": False, "dropped_decimals": [], "n_repeated": 0, "dropped_beyond_k": []}
     invented = localize.audit("1, 77", [1, 77], {1, 2}, ctx_text)
     assert invented["ids_not_in_context"] == [77] and invented["n_not_in_context"] == 1
     assert localize.audit("I cannot tell.", [], {1, 2}, ctx_text)["no_ids"]
@@ -63,9 +76,8 @@ def test_localize_run_is_a_run(ws):
     assert runs.get_run(ws, name)["kind"] == "localize"
     res = runs.load_results(ws, runs=[name])
     lad = ladder.load(ws)
-    wanted = protocol.select_queries(lad, 4)
-    expected = {(r, q) for r in ("2K/geography", "4K") for q in lad.rung(r).qids if q in wanted}
-    assert set(zip(res["rung"], res["qid"])) == expected
+    expected = {(r, q) for r in ("2K/geography", "4K") for q in protocol.rung_queries(lad.rung(r), 4)}
+    assert set(zip(res["rung"], res["qid"])) == expected and len(expected) == 8  # --limit is per rung
     assert (res["status"] == runs.OK).all()
     assert all(list(ids) == [0, 12, 3] for ids in res["doc_ids"])
     detail = json.loads(res["detail"].iloc[0])

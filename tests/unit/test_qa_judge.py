@@ -70,8 +70,21 @@ def test_normalize_and_f1():
     assert judge.token_f1("x", "x") == 1.0 and judge.token_f1("", "") == 0.0
 
 
-@pytest.mark.parametrize("reply,score", [("4", 4), ("Score: 5", 5), ("I'd give it 3/5.", 3), ("0", 0),
-                                         ("10", None), ("4.5", None), ("good answer", None), ("", None)])
+@pytest.mark.parametrize("reply,score", [
+    ("4", 4), ("4.", 4), (" 5\n", 5), ("0", 0), ("Score: 5", 5), ("score:3", 3), ("Rating - 2", 2),
+    ("I would give this a 4.", 4),
+    ("On a 0-5 scale, I give it 4", 4),  # issue 16: parsed as 0 (the scale's first bound)
+    ("On a scale from 0 to 5, this is a 3.", 3), ("On a 1–5 scale: 2", 2), ("On a scale of 5, it gets 4", 4),
+    ("I'd give it 3/5.", 3), ("Rating: 4/5 (minor omissions)", 4), ("4 out of 5", 4), ("5/5", 5),
+    ("Score: 2. On reflection, the final score is 4.", 4),  # the last score the reply gives
+    ("5 = fully correct and equivalent to the true answer", 5),
+    ("The predicted answer is fully correct. Score: 5", 5),
+    ("**4**", 4), ("Score: [4]", 4), ("(3)", 3), ("Answer: 1 — wrong", 1),
+    # unparseable: ambiguous, another scale, decimals, no integer 0-5
+    ("3 or 4", None), ("3-4", None), ("between 3 and 4", None), ("3/4", None), ("Either 2 or 3.", None),
+    ("7/10", None), ("3 out of 10", None), ("10", None), ("4.5", None), ("Score: 4.5/5", None),
+    ("good answer", None), ("The predicted answer is correct.", None), ("", None), (None, None),
+])
 def test_parse_score(reply, score):
     assert judge.parse_score(reply) == score
 
@@ -127,11 +140,37 @@ def test_rag_skips_ids_that_name_no_document(ws, monkeypatch):
     seen = []
     respond = reader(ws)
     scripted(monkeypatch, lambda m: (seen.append(m[-1]["content"]), respond(m))[1])
-    name = qa.answer(ws, gw(ws), setting="rag", context_run="inventive", k=2, rungs=["2K/geography"], limit=1)
-    row = qa.load_answers(ws, [name]).iloc[0]
+    name = qa.answer(ws, gw(ws), setting="rag", context_run="inventive", k=2, rungs=["2K/geography"])
+    answers = qa.load_answers(ws, [name]).set_index("qid")
+    assert (answers.drop(index="g00")["status"] == qa.NO_CONTEXT).all() and len(seen) == 1
+    row = answers.loc["g00"]
     assert row["status"] == "ok" and list(row["context_ids"]) == [0]
     assert json.loads(row["detail"])["missing_ids"] == [99999]
     assert re.findall(r"\[DocID=(\d+)\]", seen[0]) == ["0"]
+
+
+def test_limit_is_per_rung_seeded_and_shared_by_every_protocol(ws, monkeypatch, capsys):
+    """Issue 16: --limit N took the first N qids of the whole bank, so a domain rung could get 0 cells."""
+    lad = ladder.load(ws)
+    geo, people = lad.rung("2K/geography"), lad.rung("2K/people")
+    assert protocol.rung_queries(geo, 3) == protocol.rung_queries(geo, 3)  # seeded: the same every time
+    assert len(protocol.rung_queries(geo, 3)) == 3 and len(protocol.rung_queries(people, 3)) == 3
+    assert set(protocol.rung_queries(geo, 3)) <= set(geo.qids) and protocol.rung_queries(geo, 99) == geo.qids
+    # the old rule (first 3 qids of the bank: g00, g01, g02) would give the people rung none
+    assert not set(sorted(q for r in lad.rungs for q in r.qids)[:3]) & set(people.qids)
+    scripted(monkeypatch, reader(ws))
+    name = qa.answer(ws, gw(ws), setting="global", rungs=["2K/geography", "2K/people"], limit=3)
+    answers = qa.load_answers(ws, [name])
+    assert answers.groupby("rung").size().to_dict() == {"2K/geography": 3, "2K/people": 3}
+    judge.judge(ws, name, limit=2)  # the judge takes the first 2 of the same order on each rung
+    judged = judge.load_judgments(ws, ["reference"], [name])
+    assert set(zip(judged["rung"], judged["qid"])) == {(r.name, q) for r in (geo, people)
+                                                       for q in protocol.rung_queries(r, 2)}
+    with pytest.raises(EmbSError, match="--limit must be positive"):
+        qa.answer(ws, gw(ws), setting="global", rungs=["2K/geography"], limit=0)
+    import dataclasses
+
+    assert protocol.rungs_without_queries([geo, dataclasses.replace(people, qids=[])]) == ["2K/people"]
 
 
 def test_global_qa_fits_or_does_not(ws, monkeypatch):
@@ -222,3 +261,72 @@ def test_judge_prompt_sees_only_question_answer_prediction():
     assert "Question: Q?" in text and "True answer: A" in text and "Predicted answer: P" in text
     assert "DocID" not in text and "0 to 5" in text
     assert json.dumps(judge.judge_messages(prompt, "Q?", "A", "P"))  # plain JSON messages
+
+
+def test_repeat_agreement_uses_every_repeat(ws, monkeypatch):
+    """Issue 16: agreement compared repeats 0 and 1 only, and n was 0 when repeat 0 was unparseable."""
+    oracle_run(ws)
+    scripted(monkeypatch, reader(ws))
+    name = qa.answer(ws, gw(ws), setting="rag", context_run="oracle", k=1, rungs=["2K/geography"])
+    seen: dict[str, int] = {}
+
+    def grade(messages):  # per question: repeat 0 unparseable, then 4, then 4 (g00-g05) or 5 (the others)
+        question = question_of(messages)
+        n = seen[question] = seen.get(question, -1) + 1
+        qid = qs_by_text[question]
+        return ["I cannot say.", "4", "4" if qid < "g06" else "5"][n]
+
+    qs_by_text = dict(zip(bank.queries(ws)["text"], bank.queries(ws)["qid"]))
+    scripted(monkeypatch, grade)
+    judge.judge(ws, name, "gpt-4o-mini", gw(ws, max_tokens=4, concurrency=1), repeats=3)
+    self_agree = judge.agreement(ws, name, "llm:gpt-4o-mini")
+    assert self_agree["n"] == 12 and self_agree["n_pairs"] == 12  # repeats 1 and 2 of each answer
+    assert self_agree["exact"] == pytest.approx(0.5) and self_agree["within_1"] == 1.0
+    judge.judge(ws, name, judge.REFERENCE)
+    cross = judge.agreement(ws, name, "llm:gpt-4o-mini", "reference")  # reference gives 5 to every answer here
+    assert cross["n"] == 12 and cross["n_pairs"] == 24 and cross["exact"] == pytest.approx(6 / 24)
+
+
+def test_reference_judge_reads_the_question_and_rejudges_old_rule_rows(ws, monkeypatch):
+    """The stored reference judgment uses the question's alternatives; rows of rule v1 are judged again."""
+    oracle_run(ws)
+    qs = bank.queries(ws)
+    p00 = qs.set_index("qid").loc["p00"]
+    scripted(monkeypatch, lambda m: f"{p00['answer']} or 1999" if question_of(m) == p00["text"] else "x")
+    name = qa.answer(ws, gw(ws), setting="rag", context_run="oracle", k=1, rungs=["2K/people"])
+    judge.judge(ws, name)
+    rows = judge.load_judgments(ws, ["reference"], [name]).set_index("qid")
+    assert rows.loc["p00", "prompt_version"] == judge.REFERENCE_VERSION
+    assert rows.loc["p00", "score"] == 4 and rows.loc["p00", "raw"] == "contained"  # the bank asks no "X or Y?"
+    # an old-rule row is replaced on the next run; a current one is not
+    table = judge.load_judgments(ws, ["reference"], [name])
+    table.loc[table["qid"] == "p00", ["prompt_version", "score"]] = [None, 0.0]
+    with ws.transaction():
+        ws.write("judgments", __import__("pyarrow").Table.from_pandas(
+            table[table["qid"] == "p00"][judge.JUDGMENTS_SCHEMA.names], schema=judge.JUDGMENTS_SCHEMA,
+            preserve_index=False), schema=judge.JUDGMENTS_SCHEMA)
+    assert judge.scores(ws, name, "reference").set_index("qid").loc["p00", "score"] == 0
+    version = ws.version
+    judge.judge(ws, name)
+    ws.refresh()
+    assert ws.version == version + 1  # one batch: only the old-rule row
+    assert judge.scores(ws, name, "reference").set_index("qid").loc["p00", "score"] == 4
+
+
+def test_llm_judgments_of_the_old_parser_are_read_with_the_new_one(ws, monkeypatch):
+    """A row stored when "On a 0-5 scale, I give it 4" parsed as 0 reads as 4; "3 or 4" (stored as 3) as unparseable."""
+    import pyarrow as pa
+
+    oracle_run(ws)
+    scripted(monkeypatch, reader(ws))
+    name = qa.answer(ws, gw(ws), setting="rag", context_run="oracle", k=1, rungs=["2K/geography"], limit=2)
+    qids = sorted(qa.load_answers(ws, [name])["qid"])
+    rows = [{"judge": "llm:gpt-4o-mini", "qa_run": name, "rung": "2K/geography", "qid": q, "repeat": 0,
+             "score": old, "status": "ok", "raw": raw, "prompt_version": "judge_v1", "cost": 0.0}
+            for q, raw, old in zip(qids, ["On a 0-5 scale, I give it 4", "3 or 4"], [0.0, 3.0])]
+    with ws.transaction():
+        ws.write("judgments", pa.Table.from_pylist(rows, schema=judge.JUDGMENTS_SCHEMA), schema=judge.JUDGMENTS_SCHEMA)
+    got = judge.load_judgments(ws, ["llm:gpt-4o-mini"]).set_index("qid")
+    assert got.loc[qids[0], "score"] == 4 and got.loc[qids[0], "status"] == "ok"
+    assert np.isnan(got.loc[qids[1], "score"]) and got.loc[qids[1], "status"] == judge.UNPARSEABLE
+    assert judge.summary(ws, name).set_index("judge").loc["llm:gpt-4o-mini", "unparseable"] == 1

@@ -185,7 +185,7 @@ def test_cli_builds_and_shows_the_twin(ws, tmp_path):
     assert out.returncode == 0, out.stderr
     assert "benign twin:" in out.stdout and "benign:24K" in out.stdout
     show = subprocess.run([sys.executable, "-m", "emb_s_core.cli", "ladder", "show", "--workspace", str(ws.path),
-                           "--control", "benign"], capture_output=True, text=True)
+                           "--ladder", "benign"], capture_output=True, text=True)
     assert show.returncode == 0 and "benign:8K/law" in show.stdout
     bank.import_path(tmp_path / "fresh", "native", make_bank(tmp_path / "bank", n_docs=60, n_queries=3))
     bad = subprocess.run([sys.executable, "-m", "emb_s_core.cli", "ladder", "build", "--workspace",

@@ -1,0 +1,195 @@
+"""The paper's Table 3: one row per run, R@1 / SR@10 / FR@10 at chosen scales, each cell with its n.
+
+Why a module: ``emb-s report --paper-table`` and the Overview page's "Paper table" view must print the same cells.
+A column is a scale: a rung's name inside its ladder with domain rungs pooled (``64K/law`` and ``64K/code`` → ``64K``,
+``official:512K`` → ``512K``), so built and official ladders fill the same columns. A ``rerank:<model>:<base>`` run is
+listed right under the run of its base retriever, as the paper shows reranking as a row below its first stage.
+Values are percentages (one decimal in the typeset formats); n is the number of queries the metric is defined on
+(R@1: single-source, FR@10: multi-source), given per cell in CSV and as a note under Markdown and LaTeX.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from emb_s_core import ladder, metrics
+from emb_s_core import runs as runs_mod
+from emb_s_core.analysis import views
+from emb_s_core.analysis.views import scale_of
+from emb_s_core.errors import EmbSError
+from emb_s_core.store import Workspace
+
+DEFAULT_SCALES = ("64K", "512K", "30M", "326M")
+METRICS = ("R@1", "SR@10", "FR@10")
+FORMATS = ("markdown", "csv", "latex")
+
+
+@dataclass
+class PaperTable:
+    """``values`` and ``n``: one row per run (index: run), columns (scale, metric); ``rows``: run, label, base."""
+
+    values: pd.DataFrame
+    n: pd.DataFrame
+    rows: pd.DataFrame
+    scales: list[str]
+
+
+def column_of(rung: str) -> str:
+    """The scale column a rung's results go to: its plain name with domain rungs pooled."""
+    return scale_of(ladder.plain_name(rung))
+
+
+def ladders_in(per_query_df: pd.DataFrame) -> list[str]:
+    """The ladder kinds the stored results cover, in LADDER_KINDS order."""
+    present = set(per_query_df["rung"].map(ladder.kind_of)) if len(per_query_df) else set()
+    return [k for k in ladder.LADDER_KINDS if k in present]
+
+
+def default_ladder(per_query_df: pd.DataFrame) -> str:
+    """The built ladder when results cover it, else the first kind they cover (a release's official ladder)."""
+    held = ladders_in(per_query_df)
+    return held[0] if held else ladder.BUILT
+
+
+def available_scales(per_query_df: pd.DataFrame, kind: str | None = None) -> list[str]:
+    """The scale columns the stored results of ladder ``kind`` can fill, in first-seen order."""
+    if not len(per_query_df):
+        return []
+    kind = kind or default_ladder(per_query_df)
+    rungs = per_query_df["rung"][per_query_df["rung"].map(ladder.kind_of) == kind]
+    return list(dict.fromkeys(rungs.map(column_of)))
+
+
+def default_scales(available: Sequence[str]) -> list[str]:
+    """The paper's scales where the results have them, else every available scale."""
+    chosen = [s for s in DEFAULT_SCALES if s in available]
+    return chosen or list(available)
+
+
+def build(ws: Workspace, scales: Sequence[str] = DEFAULT_SCALES, runs: Sequence[str] | None = None,
+          per_query_df: pd.DataFrame | None = None, kind: str | None = None) -> PaperTable:
+    """The table over the results on ladder ``kind`` (default :func:`default_ladder`): a run evaluated on several
+    kinds contributes one kind's rungs only, so official and built rungs of one size never pool."""
+    scales = [s.strip() for s in scales if s.strip()]
+    if not scales:
+        raise EmbSError("no scale given for the paper table", fix="pass e.g. --rungs 64K,512K,30M,326M.")
+    listed = runs_mod.list_runs(ws)
+    chosen = list(runs) if runs is not None else listed["run"].tolist()
+    unknown = [r for r in chosen if r not in set(listed["run"])]
+    if unknown:
+        raise EmbSError(f"no run named {unknown[0]!r}", fix=f"use some of: {', '.join(listed['run']) or 'none'}.")
+    if not chosen:
+        raise EmbSError(f"the workspace {ws.path} has no runs", fix="evaluate a retriever first (`emb-s eval`).")
+    pq = per_query_df if per_query_df is not None else views.per_query(ws, chosen)
+    kind = kind or default_ladder(pq)
+    if kind not in ladder.LADDER_KINDS:
+        raise EmbSError(f"unknown ladder {kind!r}", fix=f"use one of: {', '.join(ladder.LADDER_KINDS)}.")
+    if len(pq):
+        pq = pq[pq["run"].isin(chosen) & (pq["rung"].map(ladder.kind_of) == kind)]
+        pq = pq.assign(column=pq["rung"].map(column_of))
+    present = set(pq["column"]) if len(pq) else set()
+    missing = [s for s in scales if s not in present]
+    if len(missing) == len(scales):
+        raise EmbSError(f"no results on the {kind} ladder at any of the scales {', '.join(scales)}",
+                        fix=f"choose --rungs from: {', '.join(sorted(present)) or '(no results on it)'}, or another "
+                            "--ladder.")
+    pq = pq[pq["column"].isin(scales)]
+    agg = metrics.aggregate(pq, by=("run", "column"), metrics=list(METRICS), n_boot=0)
+    rows = _row_order(listed[listed["run"].isin(chosen)])
+    cols = pd.MultiIndex.from_product([scales, METRICS], names=["scale", "metric"])
+    values = agg.pivot_table(index="run", columns=["column", "metric"], values="value", dropna=False)
+    counts = agg.pivot_table(index="run", columns=["column", "metric"], values="n", dropna=False)
+    values = values.reindex(index=rows["run"], columns=cols) * 100.0
+    counts = counts.reindex(index=rows["run"], columns=cols).fillna(0).astype(np.int64)
+    return PaperTable(values, counts, rows, scales)
+
+
+def _row_order(listed: pd.DataFrame) -> pd.DataFrame:
+    """Runs as stored, each rerank run moved right under the run of its base spec (when that run is listed)."""
+    systems = dict(zip(listed["run"], listed["system"].fillna("")))
+    base_of = {}
+    for run, system in systems.items():
+        if system.startswith("rerank:"):
+            base_spec = system.split(":", 2)[2] if system.count(":") >= 2 else ""
+            base_of[run] = next((r for r, s in systems.items() if s == base_spec and r != run), None)
+    order: list[str] = []
+    for run in systems:
+        if base_of.get(run):
+            continue
+        order.append(run)
+        order += [r for r, b in base_of.items() if b == run]
+    order += [r for r in systems if r not in order]
+    return pd.DataFrame({"run": order, "label": [f"  + {r}" if base_of.get(r) else r for r in order],
+                         "base": [base_of.get(r) or "" for r in order]})
+
+
+# ------------------------------------------------------------------------------------------- output
+def flat(table: PaperTable) -> pd.DataFrame:
+    """The CSV shape: run, base, then ``<scale> <metric>`` and ``<scale> <metric> n`` for every cell."""
+    out = pd.DataFrame({"run": table.rows["run"].to_numpy(), "base": table.rows["base"].to_numpy()})
+    for scale, metric in table.values.columns:
+        out[f"{scale} {metric}"] = table.values[(scale, metric)].to_numpy()
+        out[f"{scale} {metric} n"] = table.n[(scale, metric)].to_numpy()
+    return out
+
+
+def _cell(value: float) -> str | None:
+    return None if pd.isna(value) else f"{value:.1f}"
+
+
+def _n_note(table: PaperTable) -> list[str]:
+    """One line per scale: the n of each metric (one number when every run has the same n)."""
+    lines = []
+    for scale in table.scales:
+        parts = []
+        for metric in METRICS:
+            ns = table.n[(scale, metric)]
+            uniq = sorted(set(int(v) for v in ns))
+            parts.append(f"{metric} n={uniq[0]}" if len(uniq) == 1 else
+                         f"{metric} n=" + ", ".join(f"{r}: {int(v)}" for r, v in ns.items()))
+        lines.append(f"{scale}: " + "; ".join(parts))
+    return lines
+
+
+def to_markdown(table: PaperTable) -> str:
+    def esc(s: str | None) -> str:
+        return "–" if s is None else s.replace("|", "\\|").replace("\n", " ")
+
+    header = ["run", *[f"{s} {m}" for s, m in table.values.columns]]
+    lines = ["| " + " | ".join(esc(h) for h in header) + " |",
+             "|---|" + "|".join("---:" for _ in table.values.columns) + "|"]
+    for label, (_, row) in zip(table.rows["label"], table.values.iterrows()):
+        lines.append("| " + " | ".join([esc(label.replace("  + ", "↳ ")), *[esc(_cell(v)) for v in row]]) + " |")
+    notes = ["", "Values in %. n = queries each cell averages over (R@1: single-source, FR@10: multi-source):"]
+    notes += [f"- {esc(line)}" for line in _n_note(table)]
+    return "\n".join(lines + notes) + "\n"
+
+
+def to_latex(table: PaperTable) -> str:
+    """A booktabs table: a header row of scales spanning their three metrics, cmidrules, a note with n."""
+    from emb_s_core.export import latex_escape as tex
+
+    k = len(METRICS)
+    lines = [r"\begin{tabular}{l" + "r" * (k * len(table.scales)) + "}", r"\toprule",
+             " & " + " & ".join(rf"\multicolumn{{{k}}}{{c}}{{{tex(s)}}}" for s in table.scales) + r" \\",
+             "".join(rf"\cmidrule(lr){{{2 + i * k}-{1 + (i + 1) * k}}}" for i in range(len(table.scales))),
+             "Run & " + " & ".join(tex(m) for _ in table.scales for m in METRICS) + r" \\", r"\midrule"]
+    for label, (_, row) in zip(table.rows["label"], table.values.iterrows()):
+        name = r"\quad + " + tex(label.strip()[2:]) if label.startswith("  + ") else tex(label)
+        lines.append(" & ".join([name, *[_cell(v) or "--" for v in row]]) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}",
+              r"\par\footnotesize Values in \%. " + tex(" / ".join(_n_note(table))), ""]
+    return "\n".join(lines)
+
+
+def render(table: PaperTable, fmt: str) -> str:
+    if fmt == "markdown":
+        return to_markdown(table)
+    if fmt == "latex":
+        return to_latex(table)
+    if fmt == "csv":
+        return flat(table).to_csv(index=False)
+    raise EmbSError(f"unknown paper-table format {fmt!r}", fix=f"use one of: {', '.join(FORMATS)}.")

@@ -1,0 +1,112 @@
+"""Served rerankers (vLLM or TEI ``/rerank``, Qwen3-Reranker-8B and the like) through litellm's rerank API.
+
+Why served: the paper's rerank rows use an 8B reranker nobody runs on a laptop. Like every model call it is batched
+(``batch_size`` documents per request), cached (one row per (model, query, document) in the workspace's response
+cache, so a rerun or another rung sends nothing) and retried with backoff on transient failures; a refused call
+(wrong model, no key) is one EmbSError.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from emb_s_core.errors import EmbSError
+from emb_s_core.llm.cache import ResponseCache
+from emb_s_core.llm.gateway import load_litellm
+from emb_s_core.llm.secrets import redact
+
+API_BASE_ENV = "EMB_S_RERANK_API_BASE"
+API_KEY_ENV = "EMB_S_RERANK_API_KEY"
+#: litellm provider used when the model names none: vLLM's and TEI's /rerank speak the same JSON
+DEFAULT_PROVIDER = "hosted_vllm"
+
+
+@dataclass
+class ServedReranker:
+    """``score(query, texts)`` → relevance scores from a served reranker, cached per (model, query, text)."""
+
+    model: str
+    api_base: str | None = None
+    api_key: str | None = None
+    batch_size: int = 32
+    max_retries: int = 4
+    backoff: float = 0.5
+    timeout: float = 120.0
+    cache: ResponseCache | None = None
+    requests: int = field(default=0, init=False)  # calls sent (for tests and the run summary)
+
+    def __post_init__(self) -> None:
+        self.api_base = self.api_base or os.environ.get(API_BASE_ENV)
+        self.api_key = self.api_key or os.environ.get(API_KEY_ENV)
+        if "/" not in self.model:
+            self.model = f"{DEFAULT_PROVIDER}/{self.model}"
+
+    def check(self) -> None:
+        if self.model.startswith(f"{DEFAULT_PROVIDER}/") and not self.api_base:
+            raise EmbSError(f"the served reranker {self.model!r} needs an endpoint",
+                            fix=f"pass --api-base http://HOST:PORT (the vLLM/TEI server) or set {API_BASE_ENV}.")
+
+    def _key(self, query: str, text: str) -> str:
+        blob = json.dumps({"rerank": self.model, "query": query, "document": text}, sort_keys=True)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    def score(self, query: str, texts: list[str]) -> np.ndarray:
+        out = np.full(len(texts), np.nan)
+        keys = [self._key(query, t) for t in texts]
+        todo = []
+        for i, key in enumerate(keys):
+            hit = self.cache.get(key) if self.cache is not None else None
+            if hit is None:
+                todo.append(i)
+            else:
+                out[i] = float(hit["text"])
+        for start in range(0, len(todo), self.batch_size):
+            batch = todo[start: start + self.batch_size]
+            scores = self._call(query, [texts[i] for i in batch])
+            for i, s in zip(batch, scores):
+                out[i] = s
+                if self.cache is not None:
+                    self.cache.put(keys[i], self.model, repr(float(s)), 0, 0, 0.0)
+        return out
+
+    def _call(self, query: str, documents: list[str]) -> list[float]:
+        litellm = load_litellm()
+        retryable = (litellm.RateLimitError, litellm.Timeout, litellm.APIConnectionError,
+                     litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError)
+        kwargs = {"api_base": self.api_base} if self.api_base else {}
+        if self.api_key:
+            kwargs["api_key"] = self.api_key
+        last = ""
+        for attempt in range(self.max_retries + 1):
+            self.requests += 1
+            try:
+                response = litellm.rerank(model=self.model, query=query, documents=documents,
+                                          top_n=len(documents), return_documents=False, timeout=self.timeout,
+                                          **kwargs)
+            except retryable as exc:
+                last = redact(f"{type(exc).__name__}: {str(exc)[:200]}")
+                if attempt < self.max_retries:
+                    time.sleep(min(8.0, self.backoff * 2 ** attempt) * (0.5 + random.random() / 2))
+                continue
+            except Exception as exc:  # noqa: BLE001 - a refused call: the user must fix model, endpoint or key
+                raise EmbSError(f"reranker {self.model!r} refused the call: {redact(str(exc)[:300])}",
+                                where=self.api_base or "litellm default endpoint",
+                                fix="check the model name, the --api-base URL and its key "
+                                    f"({API_KEY_ENV}).") from None
+            scores = [np.nan] * len(documents)
+            for result in response.results or []:
+                scores[int(result["index"])] = float(result["relevance_score"])
+            if any(np.isnan(s) for s in scores):
+                raise EmbSError(f"reranker {self.model!r} scored {sum(not np.isnan(s) for s in scores)} of "
+                                f"{len(documents)} documents", where=self.api_base or "litellm",
+                                fix="the server must return a score for every document (top_n = all).")
+            return scores
+        raise EmbSError(f"reranker {self.model!r} failed after {self.max_retries + 1} attempts; last: {last}",
+                        where=self.api_base or "litellm default endpoint",
+                        fix="check that the server is up, then rerun: finished batches are kept.")

@@ -1,0 +1,179 @@
+"""The reference judge's reading of a reply: question alternatives, negation, multi-entity answers (issue 16)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from emb_s_core import answer_match, judge
+
+OLDER = "Who is older, Annie Morton or Terry Richardson?"
+HOTPOT = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "hotpotqa-dev-distractor-500" / \
+    "dev_subsampled.jsonl"
+
+
+@pytest.mark.parametrize("question,alternatives", [
+    (OLDER, ["Annie Morton", "Terry Richardson"]),
+    ("who is younger Keith Bostic or Jerry Glanville ?", ["Keith Bostic", "Jerry Glanville"]),
+    ("Which band, Letters to Cleo or Screaming Trees, had more members?", ["Letters to Cleo", "Screaming Trees"]),
+    ("Which dog's ancestors include Gordon and Irish Setters: the Manchester Terrier or the Scotch Collie?",
+     ["the Manchester Terrier", "the Scotch Collie"]),
+    ("Is the Marsilea or the Brabejum the genus of more individual species of plants?",
+     ["Marsilea", "the Brabejum"]),
+    ("Did Franki Valli sing with Hellogoodbye or The Four Seasons?", ["Hellogoodbye", "The Four Seasons"]),
+    ('Which came to market first, "Hey Pa! There\'s a Goat on the Roof" or "Poleconomy"',
+     ["Hey Pa! There's a Goat on the Roof", "Poleconomy"]),
+    ("Was Jamie Curry or Alyaksey Vasilewski born first?", ["Jamie Curry", "Alyaksey Vasilewski"]),
+    ("Which case came first, Craig v. Boren or United States v. Paramount Pictures, Inc.?",
+     ["Craig v. Boren", "United States v. Paramount Pictures"]),
+    ("What color clothing do people wear during Oranjegekte or to celebrate Koningsdag?", []),  # not a choice
+    ("What government position was held by the woman who portrayed Corliss Archer?", []),
+    ("", []),
+])
+def test_question_alternatives(question, alternatives):
+    assert answer_match.question_alternatives(question) == alternatives
+
+
+def test_answer_side_and_competitors():
+    alts = answer_match.alternatives_for("Who was born earlier, Emma Bull or Virginia Woolf?",
+                                         ["Adeline Virginia Woolf"])
+    assert alts.answer_side == ("Virginia Woolf",) and alts.competitors == ("Emma Bull",)
+    # "battle of manila" shares "battle of" with the answer, but the contained side wins
+    alts = answer_match.alternatives_for("Which battle occurred first, the Battle of Manila or the Battle of Guam?",
+                                         ["Battle of Guam"])
+    assert alts.answer_side == ("the Battle of Guam",)
+    # the answer is neither side (a year): no usable alternatives, plain containment applies
+    assert not answer_match.alternatives_for("Which case was decided first, Selle v. Gibb or Reynolds v. Sims?",
+                                             ["1964"])
+    yes = answer_match.alternatives_for("Were Scott Derrickson and Ed Wood of the same nationality?", ["yes"])
+    assert yes.answer_side == ("yes",) and yes.competitors == ("no",)
+
+
+@pytest.mark.parametrize("reply,phrase,asserted", [
+    ("Terry Richardson", "Terry Richardson", True),
+    ("It was not Terry Richardson", "Terry Richardson", False),
+    ("Annie Morton, not Terry Richardson", "Annie Morton", True),  # the comma ends the negation's clause
+    ("Annie Morton, not Terry Richardson", "Terry Richardson", False),
+    ("Not Annie Morton but Terry Richardson", "Terry Richardson", True),
+    ("Not Annie Morton but Terry Richardson", "Annie Morton", False),
+    ("Terry Richardson is not the answer", "Terry Richardson", False),
+    ("Terry Richardson isn't older", "Terry Richardson", False),
+    ("Neither Annie Morton nor Terry Richardson", "Annie Morton", False),
+    ("Neither Annie Morton nor Terry Richardson", "Terry Richardson", False),
+    ("Terry Richardson rather than Annie Morton", "Annie Morton", False),
+    ("not only Terry Richardson", "Terry Richardson", True),
+    ("Terry Richardson is older than Annie Morton", "Annie Morton", False),  # "older" is the question's word
+    ("Annie Morton is younger than Terry Richardson", "Terry Richardson", True),  # "younger" is not
+    ("Richardson", "Terry Richardson", False),  # not a whole-phrase occurrence
+])
+def test_reply_asserts(reply, phrase, asserted):
+    assert answer_match.Reply.parse(reply).asserts(phrase, answer_match.question_words(OLDER)) is asserted
+
+
+def test_yes_no_words_count_only_at_a_clause_edge():
+    assert answer_match.Reply.parse("No, they were not.").asserts("no", yes_no=True)
+    assert answer_match.Reply.parse("The answer is yes").asserts("yes", yes_no=True)
+    assert not answer_match.Reply.parse("There is no doubt they were").asserts("no", yes_no=True)
+
+
+# --------------------------------------------------------------------------------------------- the judge's score
+@pytest.mark.parametrize("reply,score", [
+    # issue 16: every one of these scored 4 under containment alone
+    ("Terry Richardson or Annie Morton", 1),
+    ("Annie Morton and Terry Richardson", 1),
+    ("Annie Morton, not Terry Richardson", 1),
+    ("Annie Morton is younger than Terry Richardson", 1),  # cannot tell which way it points: not credited
+    ("Terry Richardson is not older", 1),
+    ("Neither Annie Morton nor Terry Richardson", 1),
+    ("Annie Morton", 0),
+    # right replies
+    ("Terry Richardson", 5),
+    ("terry richardson.", 5),
+    ("Terry Richardson, not Annie Morton", 4),
+    ("Terry Richardson is older than Annie Morton", 4),
+    ("Not Annie Morton but Terry Richardson", 4),
+    ("The older one is Terry Richardson.", 4),
+    ("Richardson", 3),  # partial overlap stays below the "answered well" threshold
+])
+def test_comparison_question(reply, score):
+    assert judge.reference_score(reply, "Terry Richardson", [], question=OLDER)["score"] == score
+
+
+@pytest.mark.parametrize("reply,answer,score", [
+    ("Yes", "yes", 5),
+    ("Yes, both are American.", "yes", 4),
+    ("There is no doubt: yes", "yes", 4),
+    ("No", "yes", 0),
+    ("yes and no", "yes", 1),
+    ("no and yes", "no", 1),
+    ("Yes or no", "no", 1),
+    ("I cannot say yes", "yes", 1),
+    ("No, they were not.", "no", 4),
+    ("Yes, they were not from the same country", "no", 0),
+])
+def test_yes_no_question(reply, answer, score):
+    question = "Were Scott Derrickson and Ed Wood of the same nationality?"
+    assert judge.reference_score(reply, answer, [], question=question)["score"] == score
+
+
+@pytest.mark.parametrize("reply,score,reason", [
+    ("Ralph Macchio and Pat Morita", 5, "exact"),
+    ("Pat Morita and Ralph Macchio", 5, "entities"),  # the same entities in another order
+    ("Pat Morita, Ralph Macchio", 5, "entities"),
+    ("Both Pat Morita and Ralph Macchio starred in it", 4, "contained"),
+    ("Pat Morita", 3, "f1"),  # one of two entities: partial
+    ("Pat Morita, but not Ralph Macchio", 1, "negated"),
+])
+def test_multi_entity_answer(reply, score, reason):
+    got = judge.reference_score(reply, "Ralph Macchio and Pat Morita", [], question="Who starred in The Karate Kid?")
+    assert (got["score"], got["reason"]) == (score, reason)
+
+
+def test_answer_side_of_the_question_is_credited():
+    q = "Who was born earlier, Emma Bull or Virginia Woolf?"
+    assert judge.reference_score("Virginia Woolf", "Adeline Virginia Woolf", [], question=q)["reason"] == "alternative"
+    assert judge.reference_score("Virginia Woolf", "Adeline Virginia Woolf", [], question=q)["score"] == 4
+    assert judge.reference_score("Emma Bull or Virginia Woolf", "Adeline Virginia Woolf", [], question=q)["score"] == 1
+
+
+def test_found_on_held_out_replies():
+    """Two wrong replies the held-out phrasings of bench_judge found credited (fixed since)."""
+    q = "Which album was released first, Don'T Freak Me Out or Love & War (Barlowgirl Album)?"
+    reply = "I think Love & War (Barlowgirl Album), but Don'T Freak Me Out is also possible."
+    assert judge.reference_score(reply, "Don'T Freak Me Out", [], question=q)["score"] < 4  # a title is no denial
+    q = "Which film was released later, He Knows You'Re Alone or The Twilight Saga: Breaking Dawn – Part 2?"
+    reply = "The Twilight Saga: Breaking Dawn – Part 2 is incorrect; it is Mama'S Little Pirate."
+    answer = "The Twilight Saga: Breaking Dawn – Part 2"
+    assert judge.reference_score(reply, answer, [], question=q)["score"] < 4  # the dash is punctuation
+    assert judge.reference_score(answer, answer, [], question=q)["score"] == 5
+
+
+def test_negated_answer_outside_comparisons():
+    q = "What government position was held by the woman who portrayed Corliss Archer?"
+    assert judge.reference_score("She was Chief of Protocol", "Chief of Protocol", [], question=q)["score"] == 4
+    assert judge.reference_score("It was not Chief of Protocol", "Chief of Protocol", [], question=q)["score"] == 1
+    # without a question, the rule still reads negation (old callers pass no question)
+    assert judge.reference_score("not Chief of Protocol", "Chief of Protocol")["score"] == 1
+
+
+@pytest.mark.skipif(not HOTPOT.is_file(), reason="shared HotpotQA data not present")
+def test_twenty_real_hotpotqa_comparison_questions():
+    """The issue's experiment: 20 HotpotQA comparison questions, 3 wrong replies each (both named either way, the
+    wrong one asserted against the right one): all below 4; the right name alone scores 5."""
+    cases = []
+    for line in HOTPOT.read_text(encoding="utf-8").splitlines():
+        obj = json.loads(line)
+        answer = obj["answers_objects"][0]["spans"][0]
+        alts = answer_match.alternatives_for(obj["question_text"], [answer])
+        if alts and alts.answer_side[0] not in answer_match.YES_NO and answer_match.normalize(alts.answer_side[0]) == answer_match.normalize(answer):
+            cases.append((obj["question_text"], answer, alts.competitors[0]))
+        if len(cases) == 20:
+            break
+    assert len(cases) == 20
+    wrong = right = 0
+    for question, answer, other in cases:
+        for reply in (f"{other} or {answer}", f"{answer} and {other}", f"{other}, not {answer}"):
+            wrong += judge.reference_score(reply, answer, [], question=question)["score"] >= 4
+        right += judge.reference_score(answer, answer, [], question=question)["score"] == 5
+    assert (wrong, right) == (0, 20)
