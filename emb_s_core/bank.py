@@ -70,15 +70,23 @@ def add_bank(ws: Workspace, bank: Bank, *, fmt: str, path: str | Path, sha256: s
              progress: bool = False) -> ImportReport:
     """Write a validated bank into the workspace in one transaction (all or nothing).
 
-    The "already imported" check and the write hold the writer lock together: two imports of the same files at once
-    (two terminals, a retried script) give one source, not the bank twice.
+    The checks run twice: first without the writer lock (a clash fails without touching the workspace, not even its
+    lock file), then again under it together with the write, so two imports of the same files at once (two
+    terminals, a retried script) give one source, not the bank twice.
     """
+    done = _prior_import(ws, bank, fmt, sha256)
+    if done is not None:
+        return done
     with ws.writer():
-        return _add_bank(ws, bank, fmt=fmt, path=path, sha256=sha256, progress=progress)
+        done = _prior_import(ws, bank, fmt, sha256)
+        return done if done is not None else _add_bank(ws, bank, fmt=fmt, path=path, sha256=sha256,
+                                                       progress=progress)
 
 
-def _add_bank(ws: Workspace, bank: Bank, *, fmt: str, path: str | Path, sha256: str,
-              progress: bool = False) -> ImportReport:
+def _prior_import(ws: Workspace, bank: Bank, fmt: str, sha256: str) -> ImportReport | None:
+    """The earlier import of the same files (None when there is none); raises when the bank clashes with the
+    workspace (another source of that name, doc ids or qids it already holds)."""
+    ws.refresh()
     if ws.has_table("sources"):
         done = ws.read_pandas("sources")
         hit = done[(done["sha256"] == sha256) & (done["format"] == fmt)]
@@ -90,13 +98,9 @@ def _add_bank(ws: Workspace, bank: Bank, *, fmt: str, path: str | Path, sha256: 
                 f"the workspace already holds a different import named source {bank.source!r}",
                 fix="pass --source NAME to give this import its own name, or use a new workspace.",
             )
-    existing_ids = _existing_doc_ids(ws)
-    docs = bank.documents
-    offset = 0
-    if bank.renumber:
-        offset = int(existing_ids.max()) + 1 if len(existing_ids) else 0
-    else:
-        clash = np.intersect1d(np.fromiter((d.doc_id for d in docs), np.int64, len(docs)), existing_ids)
+    if not bank.renumber:
+        docs = bank.documents
+        clash = np.intersect1d(np.fromiter((d.doc_id for d in docs), np.int64, len(docs)), _existing_doc_ids(ws))
         if len(clash):
             first = int(clash[0])
             raise EmbSError(
@@ -112,6 +116,14 @@ def _add_bank(ws: Workspace, bank: Bank, *, fmt: str, path: str | Path, sha256: 
             where=bank.query_locations.get(clash_q[0]),
             fix="give the queries distinct qids, or import into a new workspace.",
         )
+    return None
+
+
+def _add_bank(ws: Workspace, bank: Bank, *, fmt: str, path: str | Path, sha256: str,
+              progress: bool = False) -> ImportReport:
+    existing_ids = _existing_doc_ids(ws)
+    docs = bank.documents
+    offset = int(existing_ids.max()) + 1 if bank.renumber and len(existing_ids) else 0
     encoding = encoding_of(ws)
     if bank.encoding == encoding and all(d.n_tokens is not None for d in docs):
         counts = [int(d.n_tokens) for d in docs]  # counted by the importer in this encoding: count once

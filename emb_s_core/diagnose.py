@@ -148,6 +148,8 @@ def summary(df: pd.DataFrame, by: tuple[str, ...] | list[str] = ("rung",)) -> pd
 
 
 EXCLUDED = "excluded"  # the cells no quadrant holds (no ranking, no answer, no judgment), each with its reason
+CASE_LISTS = (*QUADRANTS, EXCLUDED)  # what cases() lists
+CASE_LABELS = {**LABELS, EXCLUDED: "excluded (no ranking, answer or judgment)"}
 
 
 def cases(df: pd.DataFrame, quadrant: str) -> pd.DataFrame:
@@ -156,7 +158,7 @@ def cases(df: pd.DataFrame, quadrant: str) -> pd.DataFrame:
     if quadrant == EXCLUDED:
         return df[df["quadrant"].isna()].reset_index(drop=True)
     if quadrant not in QUADRANTS:
-        raise EmbSError(f"unknown quadrant {quadrant!r}", fix=f"use one of: {', '.join([*QUADRANTS, EXCLUDED])}.")
+        raise EmbSError(f"unknown quadrant {quadrant!r}", fix=f"use one of: {', '.join(CASE_LISTS)}.")
     return df[df["quadrant"] == quadrant].reset_index(drop=True)
 
 

@@ -49,10 +49,12 @@ def _counts_as_integers(df: pd.DataFrame) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------------------------------- tables
-def table_to(df: pd.DataFrame, fmt: str, digits: int = 4) -> str:
+def table_to(df: pd.DataFrame, fmt: str, digits: int = 4, note: str | None = None) -> str:
     """``df`` as text in ``fmt`` (csv, json, markdown, latex). Floats keep full precision in csv/json and are
     rounded to ``digits`` decimals in the typeset formats; counts (``n``, ``n_*``, wins, documents, ...) are
-    integers; NaN is empty (csv), null (json) or an en dash."""
+    integers; NaN is empty (csv), null (json) or an en dash. ``note`` (e.g. which test and correction marked the
+    cells) is printed under a Markdown or LaTeX table, escaped; csv and json stay machine-readable, so the caller
+    shows it elsewhere."""
     fmt = _check_format(fmt)
     df = _counts_as_integers(df)
     if fmt == "csv":
@@ -63,19 +65,29 @@ def table_to(df: pd.DataFrame, fmt: str, digits: int = 4) -> str:
     cells = [[_cell(v, digits) for v in row] for row in df.itertuples(index=False)]
     numeric = [pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]) for c in df.columns]
     if fmt == "markdown":
-        return _markdown([str(c) for c in df.columns], cells, numeric)
-    return _latex([str(c) for c in df.columns], cells, numeric)
+        text = _markdown([str(c) for c in df.columns], cells, numeric)
+        return text + (f"\n{_markdown_escape(note)}\n" if note else "")
+    text = _latex([str(c) for c in df.columns], cells, numeric)
+    return text + (f"\n{latex_escape(note)}\n" if note else "")
 
 
-def write_table(df: pd.DataFrame, path: str | Path, fmt: str | None = None, digits: int = 4) -> Path:
+def table_format(path: str | Path, fmt: str | None = None) -> str:
+    """``fmt``, or else the format named by the file's suffix (.csv .json .md .tex)."""
+    if fmt is not None:
+        return _check_format(fmt)
+    path = Path(path)
+    found = _SUFFIX_FORMAT.get(path.suffix.lower())
+    if found is None:
+        raise EmbSError(f"cannot tell the table format from the file name {path.name!r}",
+                        where=str(path), fix="end it in .csv, .json, .md or .tex, or pass --format.")
+    return found
+
+
+def write_table(df: pd.DataFrame, path: str | Path, fmt: str | None = None, digits: int = 4,
+                note: str | None = None) -> Path:
     """Write ``df`` to ``path``; the format comes from ``fmt`` or else the suffix (.csv .json .md .tex)."""
     path = Path(path)
-    if fmt is None:
-        fmt = _SUFFIX_FORMAT.get(path.suffix.lower())
-        if fmt is None:
-            raise EmbSError(f"cannot tell the table format from the file name {path.name!r}",
-                            where=str(path), fix="end it in .csv, .json, .md or .tex, or pass --format.")
-    text = table_to(df, fmt, digits)
+    text = table_to(df, table_format(path, fmt), digits, note)
     if not path.parent.is_dir():
         raise EmbSError("the output folder does not exist", where=str(path.parent), fix="create it first.")
     tmp = path.with_name(path.name + ".tmp")
@@ -119,6 +131,11 @@ def _cell(v: Any, digits: int) -> str | None:
     if isinstance(v, (bool, np.bool_)):
         return "yes" if v else "no"
     return str(v)
+
+
+def _markdown_escape(text: str) -> str:
+    """Markdown's inline markup characters backslash-escaped, so a run or tag name prints as written."""
+    return "".join("\\" + ch if ch in "\\`*_{}[]<>|~" else ch for ch in text.replace("\n", " "))
 
 
 def _markdown(columns: list[str], cells: list[list[str | None]], numeric: list[bool]) -> str:

@@ -340,6 +340,10 @@ def build(ws: Workspace, options: LadderOptions | None = None, progress: bool = 
     shared_tokens = int(tok.loc[shared_ids].sum())
     limit = tokens.parse_size(opts.max_size) if opts.max_size else total
     size = shared_size * 2
+    while size - opts.reserve < shared_tokens and size < total:  # a global rung holds the shared pool whole
+        messages.append(f"rung {tokens.format_size(size)} skipped: the shared pool alone holds {shared_tokens:,} "
+                        "tokens, more than its budget")
+        size *= 2
     while size < total and size <= limit:
         ids = np.concatenate([shared_ids, _prefix_within(rest, tok, size - opts.reserve - shared_tokens)])
         rungs.append(_rung(tokens.format_size(size), "global", None, size, size - opts.reserve, ids, all_kept,

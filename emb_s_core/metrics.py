@@ -443,3 +443,42 @@ def paired_test(per_query_df: pd.DataFrame, run_a: str, run_b: str, rung: str, m
                            for s in range(0, n_boot, step)])
     result["ci_low"], result["ci_high"] = (float(x) for x in np.percentile(boot, [2.5, 97.5]))
     return result
+
+
+# ------------------------------------------------------------------------------------------- multiple testing
+CORRECTIONS = ("holm", "bonferroni", "none")
+CORRECTION_LABELS = {"holm": "Holm (step-down, family-wise error)", "bonferroni": "Bonferroni (family-wise error)",
+                     "none": "none (each test alone)"}
+
+
+def correct_p_values(p_values: Sequence[float] | np.ndarray, method: str = "holm") -> np.ndarray:
+    """p-values adjusted for testing all of them at once, so "better at α" holds for the whole table, not per cell.
+
+    With the m defined (non-NaN) p-values sorted ascending, p_(1) ≤ … ≤ p_(m):
+    - ``bonferroni``: p̃_i = min(1, m · p_i);
+    - ``holm``: p̃_(i) = min(1, max_{j ≤ i} (m − j + 1) · p_(j)) (step-down; never larger than Bonferroni);
+    - ``none``: p̃_i = p_i.
+    NaN entries (comparisons without paired queries) stay NaN and do not count in m. Same values as statsmodels'
+    ``multipletests(p, method="holm" | "bonferroni")[1]``.
+    """
+    method = (method or "").lower()
+    if method not in CORRECTIONS:
+        raise EmbSError(f"unknown multiple-testing correction {method!r}", fix=f"use one of {', '.join(CORRECTIONS)}.")
+    p = np.asarray(p_values, dtype=np.float64).ravel()
+    defined = ~np.isnan(p)
+    if ((p[defined] < 0) | (p[defined] > 1)).any():
+        raise EmbSError("p-values must lie in [0, 1]", fix="pass the p_value column of paired tests.")
+    out = p.copy()
+    m = int(defined.sum())
+    if method == "none" or m == 0:
+        return out
+    vals = p[defined]
+    if method == "bonferroni":
+        out[defined] = np.minimum(1.0, m * vals)
+        return out
+    order = np.argsort(vals, kind="stable")
+    stepped = np.maximum.accumulate((m - np.arange(m)) * vals[order])
+    adjusted = np.empty(m)
+    adjusted[order] = np.minimum(1.0, stepped)
+    out[defined] = adjusted
+    return out

@@ -129,8 +129,8 @@ def save_results(ws: Workspace, run: str, rows: pd.DataFrame | Iterable[dict[str
     if df.empty:
         return 0
     df["run"] = run
-    if "status" not in df:
-        df["status"] = OK
+    # a row without a status has a ranking: ok (also when other rows of the batch name theirs)
+    df["status"] = df["status"].fillna(OK) if "status" in df else OK
     if "detail" not in df:
         df["detail"] = None
     if "scores" not in df:

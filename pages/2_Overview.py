@@ -14,7 +14,7 @@ EXPLAIN = "pages/8_Explain.py"
 
 view = widgets.analysis_view("Overview")
 path, v, metric, lad, run_names = view.path, view.v, view.metric, view.ladder, view.run_names
-domains, tasks, sources = view.filters
+domains, tasks, sources, tags = view.filters
 if not run_names:
     st.info("This workspace has no runs yet: evaluate a retriever (`emb-s eval --workspace DIR --retriever bm25`) and "
             "reload this page.")
@@ -35,11 +35,11 @@ twin = st.toggle("Benign twin beside each run (the needle's illusion)", value=Tr
                       "documents are irrelevant to every query (build it with `emb-s ladder build --control "
                       "benign`, evaluate with `emb-s eval --ladder both`). Dashed on the curves.")
 with widgets.guard():
-    pq = data.filtered(path, v, domains, tasks, sources)
+    pq = data.filtered(path, v, domains, tasks, sources, tags)
     if pq.empty:
         st.warning("No query matches the filters in the sidebar: widen the domain, task-type or source filter.")
         st.stop()
-    view_data = data.illusion_overview(path, v, x, metric, tuple(chosen), domains, tasks, sources, twin)
+    view_data = data.illusion_overview(path, v, x, metric, tuple(chosen), domains, tasks, sources, twin, tags)
 agg, states, cols = view_data["agg"], view_data["states"], view_data["columns"]
 rows, twins, eff = view_data["rows"], view_data["twins"], view_data["effective"]
 if twin and not twins:
@@ -48,7 +48,7 @@ if twin and not twins:
 
 n_q = int(pq["qid"].nunique())
 cap = style.caption(widgets.bank_name(path), cols, metrics.metric(metric).k, n_q,
-                    extra="filtered" if (domains or tasks or sources != "all") else None)
+                    extra="filtered" if (domains or tasks or sources != "all" or tags) else None)
 n_missing, missing = views.unscored(states)
 fig = heatmap.heatmap(agg, states, metric, rows, cols, x=x, caption=cap)
 event = st.plotly_chart(fig, theme=None, key="heat", on_select="rerun", selection_mode="points", width="stretch")
@@ -99,7 +99,7 @@ if twins:
     st.caption(f"{metric} on the benign twin minus {metric} on the built ladder, over the same queries of each "
                "rung; paired bootstrap 95% interval and sign-flip randomization p-value.")
     with widgets.guard():
-        gap = data.illusion_gap(path, v, tuple(chosen), metric, domains, tasks, sources)
+        gap = data.illusion_gap(path, v, tuple(chosen), metric, domains, tasks, sources, tags)
     st.dataframe(gap.drop(columns=["test"]), hide_index=True, width="stretch")
     widgets.table_downloads(gap, f"illusion_gap_{metric}", "gap")
 if len(eff):

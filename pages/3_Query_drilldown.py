@@ -7,11 +7,11 @@ import streamlit as st
 from emb_s_core import metrics
 from emb_s_core.analysis import drilldown
 from emb_s_core.schema import OK
-from ui import data, state, widgets
+from ui import cases, data, state, widgets
 
 view = widgets.analysis_view("Query drill-down")
 path, v, metric, lad, run_names = view.path, view.v, view.metric, view.ladder, view.run_names
-domains, tasks, sources = view.filters
+domains, tasks, sources, tags = view.filters
 with widgets.guard():
     qs = data.queries(path, v)
 
@@ -21,13 +21,14 @@ by = st.radio("Find a query by", ways, index=state.index_of(ways, state.get("by"
               format_func=lambda s: {"failures": "failures of a run at a rung", "search": "id or text"}[s],
               key="url_by")
 state.put(by=by)
+cases.import_as_tag(path)
 
 qid: str | None = None
 if by == "failures":
     if not run_names:
         st.info("This workspace has no runs yet, so there are no failures to walk: search by id or text instead.")
         st.stop()
-    pq = data.filtered(path, v, domains, tasks, sources)
+    pq = data.filtered(path, v, domains, tasks, sources, tags)
     rungs = data.columns_in_order(lad, pq, "rung")
     scales = [s for s in data.columns_in_order(lad, pq, "scale") if s not in rungs]
     c1, c2 = st.columns(2)
@@ -44,6 +45,7 @@ if by == "failures":
         col = metrics.metric(metric).column
         labels = {q: f"{q} · {metric} = {val:.3f}" for q, val in zip(fails["qid"], fails[col])}
         st.caption(f"{len(fails):,} failures of {metric} for **{run}** at **{rung}** (worst first).")
+        cases.case_downloads(fails, path, v, f"failures_{metric}_{run}_{rung}", "fails")
         options = list(labels)
 
         def step(delta: int) -> None:
@@ -87,6 +89,8 @@ m[0].text(str(query["answer"]))
 m[1].markdown(f"**Domain**: `{query['domain']}`")
 m[2].markdown(f"**Task type**: `{query['task_type']}`")
 m[3].markdown(f"**Gold / hard negatives**: {len(gold)} / {len(negs)}")
+with st.expander("Tags and note", expanded=True):
+    cases.note_editor(path, v, qid, state.get("run"), state.get("rung"))
 
 texts = data.document_texts(path, v, tuple(sorted(set(gold + negs))))
 g_col, n_col = st.columns(2)

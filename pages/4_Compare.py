@@ -9,12 +9,13 @@ import streamlit as st
 from emb_s_core import evaluate, metrics
 from emb_s_core.analysis import drilldown, report, run_state
 from emb_s_core.errors import EmbSError
+from emb_s_core.analysis import cases as case_lists
 from emb_s_core.figures import compare, style
-from ui import data, state, widgets
+from ui import cases, data, state, widgets
 
 view = widgets.analysis_view("Compare two runs")
 path, v, metric, lad, run_names = view.path, view.v, view.metric, view.ladder, view.run_names
-domains, tasks, sources = view.filters
+domains, tasks, sources, tags = view.filters
 
 tab_runs, tab_live = st.tabs(["Two runs, paired", "Live query"])
 
@@ -29,7 +30,7 @@ with tab_runs:
         with c2:
             others = [r for r in run_names if r != run_a]
             run_b = state.selectbox("Run B", others, "b", default=others[0])
-        pq = data.filtered(path, v, domains, tasks, sources)
+        pq = data.filtered(path, v, domains, tasks, sources, tags)
         common, only = report.ranked_rungs(pq, run_a, run_b, data.columns_in_order(lad, pq, "rung"))
         empty = run_state.empty_runs(data.run_states(path, v), [run_a, run_b])
         if empty:
@@ -40,7 +41,7 @@ with tab_runs:
         else:
             if only:
                 st.caption("Rungs only one run has (left out): " + ", ".join(only))
-            tests = data.paired(path, v, run_a, run_b, metric, tuple(common), domains, tasks, sources)
+            tests = data.paired(path, v, run_a, run_b, metric, tuple(common), domains, tasks, sources, tags)
             m = metrics.metric(metric)
             cap = style.caption(widgets.bank_name(path), common, m.k,
                                 int(tests["n"].max()) if len(tests) else 0)
@@ -60,11 +61,14 @@ with tab_runs:
             a_better, b_better = report.side_by_side(pq, run_a, run_b, rung, metric,
                                                      texts=data.queries(path, v)["text"])
             better = "higher" if m.higher_is_better else "lower"
-            for title, part in ((f"{run_a} better", a_better), (f"{run_b} better", b_better)):
+            for title, part, missing in ((f"{run_a} better", a_better, run_b), (f"{run_b} better", b_better, run_a)):
                 st.markdown(f"*{title}* — {len(part):,} queries ({better} {metric} is better)")
                 if len(part):
                     st.dataframe(part, hide_index=True, width="stretch")
                     widgets.table_downloads(part, f"{title}_{rung}", f"side_{title}")
+                    st.text(f"Case lists: the cases of {missing}, the run that misses these queries.")
+                    cases.case_downloads(case_lists.rows_of(pq, missing, rung, part["qid"].tolist()), path, v,
+                                         f"{missing}_misses_{rung}", f"side_{title}")
                     st.page_link("pages/3_Query_drilldown.py", label="Open one in the drill-down →",
                                  query_params=state.carried(by="search", q=part["qid"].iloc[0],
                                                             run=run_a, rung=rung))

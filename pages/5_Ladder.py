@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from emb_s_core.analysis import composition
 from emb_s_core.analysis import kept as kept_view
 from emb_s_core.analysis import mixing as mixing_view
 from emb_s_core.figures import ladder as ladder_fig
@@ -52,7 +53,7 @@ with c1:
     by = state.selectbox("Split by", ["domain", "source"], "split")
 with c2:
     value = state.selectbox("Measure", ["tokens", "documents"], "measure")
-comp = ladder_fig.composition_table(lad.rungs)
+comp = composition.table(lad.rungs)
 fig = ladder_fig.composition(comp, lad.names, by=by, value=value,
                              caption=style.caption(widgets.bank_name(path), lad.names))
 st.plotly_chart(fig, theme=None, key="composition", width="stretch")

@@ -15,9 +15,13 @@ path, v = widgets.pick_workspace()
 
 
 @st.cache_resource(max_entries=16, show_spinner="Placing every answered query in its quadrant…")
-def quadrants(path: str, v: int, access: str, qa_run: str, judge: str, k: int, t_a: float, t_u: float):
+def quadrants(path: str, v: int, access: str, qa_run: str, judge: str, k: int, t_a: float, t_u: float,
+              tags: tuple[str, ...]):
+    from emb_s_core import notes
+
     ws, _ = data.workspace(path)
-    return diagnose.quadrants(ws, access, qa_run, judge=judge, k=k, access_threshold=t_a, score_threshold=t_u)
+    df = diagnose.quadrants(ws, access, qa_run, judge=judge, k=k, access_threshold=t_a, score_threshold=t_u)
+    return notes.filter_by_tags(df, data.notes(path, v), tags)
 
 
 ws, _ = data.workspace(path)
@@ -50,7 +54,9 @@ st.caption(f"Accessed ⇔ SR@{k} ≥ {t_a:g}; answered well ⇔ {judge} score �
            "an answer or a judgment are counted as excluded, never as failures.")
 
 with widgets.guard():
-    df = quadrants(path, v, access, qa_run, judge, k, t_a, t_u)
+    df = quadrants(path, v, access, qa_run, judge, k, t_a, t_u, widgets.tag_filter(path, v))
+    for note in diagnose.bank_notes(ws, access, qa_run):  # runs made before a bank edit: plain text, never Markdown
+        st.text(note)
 if df.empty:
     st.info(f"{qa_run} has no answers yet.")
     st.stop()
@@ -64,12 +70,13 @@ st.dataframe(summary, hide_index=True, width="stretch")
 widgets.table_downloads(summary, f"access_use_{by}", "access_use_table")
 
 st.subheader("Cases")
-quadrant = state.selectbox("Quadrant", list(diagnose.QUADRANTS), "quadrant", default=diagnose.USE_FAILURE,
-                           format_func=diagnose.LABELS.get)
+quadrant = state.selectbox("Quadrant", list(diagnose.CASE_LISTS), "quadrant", default=diagnose.USE_FAILURE,
+                           format_func=diagnose.CASE_LABELS.get)
 cases = diagnose.cases(df, quadrant)
 st.caption(f"{len(cases):,} (rung, query) cells")
 if len(cases):
-    shown = cases[["rung", "qid", "domain", "sr", "score", "answer"]]
+    shown = cases[["rung", "qid", *(["reason"] if quadrant == diagnose.EXCLUDED else []), "domain", "sr", "score",
+                   "answer"]]
     st.dataframe(shown, hide_index=True, width="stretch")
     widgets.table_downloads(shown, f"cases_{quadrant}", "cases")
     st.page_link("pages/3_Query_drilldown.py", label=f"Open {cases['qid'].iloc[0]} in the drill-down →",

@@ -103,6 +103,32 @@ def per_query(path: str, v: int) -> pd.DataFrame:
     return views.per_query(_ws(path, v))
 
 
+@st.cache_resource(max_entries=ENTRIES, show_spinner=False)
+def notes(path: str, v: int) -> pd.DataFrame:
+    """Every note on a case of this workspace version (tags as lists)."""
+    from emb_s_core import notes as notes_mod
+
+    return notes_mod.load(_ws(path, v))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def case_note(path: str, v: int, qid: str, run: str | None, rung: str | None) -> dict | None:
+    """The note of exactly this case, or None."""
+    from emb_s_core import notes as notes_mod
+
+    hit = notes(path, v)
+    hit = hit[hit["note_id"] == notes_mod.note_id(qid, run, rung)]
+    return None if hit.empty else hit.iloc[0].to_dict()
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
+def tags(path: str, v: int) -> list[str]:
+    """The workspace's tags, most used first (what the tag filter and the editor offer)."""
+    from emb_s_core import notes as notes_mod
+
+    return notes_mod.all_tags(_ws(path, v))["tag"].tolist()
+
+
 @st.cache_resource(max_entries=16, show_spinner=False)
 def paper_table(path: str, v: int, scales: tuple[str, ...], run_names: tuple[str, ...], kind: str):
     from emb_s_core.analysis import paper_table as pt
@@ -111,24 +137,30 @@ def paper_table(path: str, v: int, scales: tuple[str, ...], run_names: tuple[str
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
-def filtered(path: str, v: int, domains: tuple[str, ...], tasks: tuple[str, ...], sources: str) -> pd.DataFrame:
-    return views.filter_rows(per_query(path, v), domains, tasks, sources)
+def filtered(path: str, v: int, domains: tuple[str, ...], tasks: tuple[str, ...], sources: str,
+             tags: tuple[str, ...] = ()) -> pd.DataFrame:
+    from emb_s_core import notes as notes_mod
+
+    return notes_mod.filter_by_tags(views.filter_rows(per_query(path, v), domains, tasks, sources), notes(path, v),
+                                    tags)
 
 
 @st.cache_resource(max_entries=64, show_spinner="Aggregating with bootstrap intervals…")
 def overview(path: str, v: int, x: str, metric: str, run_names: tuple[str, ...], domains: tuple[str, ...],
-             tasks: tuple[str, ...], sources: str) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+             tasks: tuple[str, ...], sources: str, tags: tuple[str, ...] = ()
+             ) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     """``views.overview`` (aggregate, cell states, columns) on the filtered rows; cached per view."""
-    return views.overview(filtered(path, v, domains, tasks, sources), get_ladder(path, v), metric, x,
+    return views.overview(filtered(path, v, domains, tasks, sources, tags), get_ladder(path, v), metric, x,
                           list(run_names))
 
 
 @st.cache_resource(max_entries=32, show_spinner="Paired tests per rung…")
 def paired(path: str, v: int, run_a: str, run_b: str, metric: str, rung_names: tuple[str, ...],
-           domains: tuple[str, ...], tasks: tuple[str, ...], sources: str) -> pd.DataFrame:
+           domains: tuple[str, ...], tasks: tuple[str, ...], sources: str, tags: tuple[str, ...] = ()
+           ) -> pd.DataFrame:
     """``report.compare`` of A vs B on the filtered rows, on each rung both ran (one row per rung)."""
     tests = report.compare(_ws(path, v), run_a, run_b, metric, rungs=list(rung_names),
-                           per_query_df=filtered(path, v, domains, tasks, sources))
+                           per_query_df=filtered(path, v, domains, tasks, sources, tags))
     return tests[report.PAIRED_COLUMNS]
 
 
@@ -150,20 +182,20 @@ def run_states(path: str, v: int) -> pd.DataFrame:
 
 @st.cache_resource(max_entries=64, show_spinner="Aggregating with bootstrap intervals…")
 def illusion_overview(path: str, v: int, x: str, metric: str, run_names: tuple[str, ...], domains: tuple[str, ...],
-                      tasks: tuple[str, ...], sources: str, twin: bool) -> dict:
+                      tasks: tuple[str, ...], sources: str, twin: bool, tags: tuple[str, ...] = ()) -> dict:
     """``analysis.illusion.overview``: the Overview's inputs with benign-twin rows and effective scale; cached."""
     from emb_s_core.analysis import illusion
 
-    return illusion.overview(filtered(path, v, domains, tasks, sources), get_ladder(path, v), metric, x,
+    return illusion.overview(filtered(path, v, domains, tasks, sources, tags), get_ladder(path, v), metric, x,
                              list(run_names), twin=twin)
 
 
 @st.cache_resource(max_entries=32, show_spinner="Paired tests, benign twin against the adversarial ladder…")
 def illusion_gap(path: str, v: int, run_names: tuple[str, ...], metric: str, domains: tuple[str, ...],
-                 tasks: tuple[str, ...], sources: str) -> pd.DataFrame:
+                 tasks: tuple[str, ...], sources: str, tags: tuple[str, ...] = ()) -> pd.DataFrame:
     from emb_s_core.analysis import illusion
 
-    return illusion.gap_or_empty(filtered(path, v, domains, tasks, sources), list(run_names), metric)
+    return illusion.gap_or_empty(filtered(path, v, domains, tasks, sources, tags), list(run_names), metric)
 
 
 @st.cache_data(max_entries=64, show_spinner="Attributing the displaced gold documents…")
@@ -172,3 +204,13 @@ def explain_cell(path: str, v: int, run: str, rung_from: str, rung_to: str, k: i
     from emb_s_core.analysis import explain
 
     return explain.explain(_ws(path, v), run, rung_from, rung_to, k)
+
+@st.cache_resource(max_entries=32, show_spinner="Paired tests of every run against the baseline…")
+def leaderboard(path: str, v: int, metric: str, baseline: str, correction: str, x: str, run_names: tuple[str, ...],
+                domains: tuple[str, ...], tasks: tuple[str, ...], sources: str, tags: tuple[str, ...] = ()):
+    """``analysis.leaderboard.compute`` on the filtered rows, columns in ladder order; cached per view."""
+    from emb_s_core.analysis import leaderboard as board
+
+    pq = filtered(path, v, domains, tasks, sources, tags)
+    return board.compute(pq, views.columns(get_ladder(path, v), pq, x), metric, baseline, x=x,
+                         runs=list(run_names), correction=correction)

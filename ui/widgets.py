@@ -58,6 +58,17 @@ def pick_workspace(required: bool = True) -> tuple[str, int] | None:
     return choice, v
 
 
+def tag_filter(path: str, v: int) -> tuple[str, ...]:
+    """Tags of notes on cases as a query filter (sidebar, URL key ``tag``); shown once the workspace has tags."""
+    offered = data.tags(path, v)
+    if not offered and not state.get_list("tag"):
+        return ()
+    with st.sidebar:
+        chosen = state.multiselect("Tagged", offered, "tag", placeholder="any tag or none",
+                                   help="only queries with a note carrying one of these tags")
+    return tuple(chosen)
+
+
 def filters(path: str, v: int) -> tuple[tuple[str, ...], tuple[str, ...], str]:
     """Domain / task-type / single-multi filters (sidebar, in the URL)."""
     qs = data.queries(path, v)
@@ -82,7 +93,7 @@ def metric_choice(container=st.sidebar) -> str:
     return metrics.metric_name(family, k)
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "figure"
 
 
@@ -93,23 +104,25 @@ def figure_downloads(fig, name: str, key: str) -> None:
     cols = st.columns(4)
     for col, fmt in zip(cols, export.FIGURE_FORMATS):
         col.download_button(f"⬇ {fmt.upper()}", data=lambda f=fmt: export.figure_to(fig, f),
-                            file_name=f"{_slug(name)}.{fmt}", mime=export.MIME[fmt], key=f"dl_{key}_{fmt}",
+                            file_name=f"{slug(name)}.{fmt}", mime=export.MIME[fmt], key=f"dl_{key}_{fmt}",
                             on_click="ignore")
 
 
-def table_bytes(df: pd.DataFrame, fmt: str) -> bytes:
-    """CSV / LaTeX bytes through ``export.table_to`` (the same tables ``emb-s report`` writes)."""
+_TABLE_DOWNLOADS = {"csv": ("CSV", "csv", "text/csv"), "latex": ("LaTeX", "tex", "application/x-tex"),
+                    "markdown": ("Markdown", "md", "text/markdown")}
+
+
+def table_downloads(df: pd.DataFrame, name: str, key: str, formats: tuple[str, ...] = ("csv", "latex"),
+                    note: str | None = None) -> None:
+    """One download button per table format; ``note`` goes under the Markdown / LaTeX table (export.table_to)."""
     from emb_s_core import export
 
-    return export.table_to(df, fmt).encode("utf-8")
-
-
-def table_downloads(df: pd.DataFrame, name: str, key: str) -> None:
-    c1, c2, _ = st.columns([1, 1, 4])
-    c1.download_button("⬇ CSV", data=lambda: table_bytes(df, "csv"), file_name=f"{_slug(name)}.csv",
-                       mime="text/csv", key=f"dlt_{key}_csv", on_click="ignore")
-    c2.download_button("⬇ LaTeX", data=lambda: table_bytes(df, "tex"), file_name=f"{_slug(name)}.tex",
-                       mime="application/x-tex", key=f"dlt_{key}_tex", on_click="ignore")
+    cols = st.columns([1] * len(formats) + [6 - len(formats)])
+    for col, fmt in zip(cols, formats):
+        label, suffix, mime = _TABLE_DOWNLOADS[fmt]
+        col.download_button(f"⬇ {label}", data=lambda f=fmt: export.table_to(df, f, note=note).encode("utf-8"),
+                            file_name=f"{slug(name)}.{suffix}", mime=mime, key=f"dlt_{key}_{suffix}",
+                            on_click="ignore")
 
 
 def bank_name(path: str) -> str:
@@ -128,10 +141,12 @@ class View:
     sources: str
     ladder: object
     run_names: list[str]
+    tags: tuple[str, ...] = ()
 
     @property
-    def filters(self) -> tuple[tuple[str, ...], tuple[str, ...], str]:
-        return self.domains, self.tasks, self.sources
+    def filters(self) -> tuple[tuple[str, ...], tuple[str, ...], str, tuple[str, ...]]:
+        """(domains, task types, sources, tags): the arguments of ``data.filtered`` after path and version."""
+        return self.domains, self.tasks, self.sources, self.tags
 
 
 def analysis_view(title: str) -> View:
@@ -141,6 +156,7 @@ def analysis_view(title: str) -> View:
     metric = metric_choice()
     with guard():
         domains, tasks, sources = filters(path, v)
+        tags = tag_filter(path, v)
         lad = data.get_ladder(path, v)
         run_names = data.run_table(path, v)["run"].tolist()
-    return View(path, v, metric, domains, tasks, sources, lad, run_names)
+    return View(path, v, metric, domains, tasks, sources, lad, run_names, tags)

@@ -27,13 +27,17 @@ def rows(ws: Workspace, runs: Sequence[str] | None = None, metric_names: Sequenc
          hn_provenance: Sequence[str] | None = None) -> pd.DataFrame:
     """One row per (run, rung, [*by], metric): value, n, ci_low, ci_high, then the status counts.
 
-    ``by`` adds breakdown columns (domain, task_type, source, multi_source) after the rung. Rows of a metric that
+    ``by`` adds breakdown columns (domain, task_type, source, multi_source, tag) after the rung. Rows of a metric that
     no query of the group defines (R@1 on a bank without single-source queries: value NaN, n = 0, yet rankings
     exist) are left out unless ``keep_undefined``; a cell that could not run (does not fit, error) stays.
     ``hn_provenance`` counts only hard negatives of those provenances (``collision``-verified, ``dataset``
     distractors, ``synthetic``) in HN-intrusion and the hard-negative ranks.
     """
     pq = per_query_df if per_query_df is not None else _per_query(ws, runs, hn_provenance)
+    if "tag" in by:  # the tags of notes on cases; a query with two tags counts in both groups
+        from emb_s_core import notes
+
+        pq = notes.by_tag(pq, notes.load(ws))
     keys = ["run", "rung", *[b for b in by if b not in ("run", "rung")]]
     agg = metrics.aggregate(pq, by=keys, metrics=metric_names, n_boot=n_boot, seed=seed)
     if not keep_undefined:

@@ -11,7 +11,8 @@ import sys
 
 from emb_s_core.errors import EmbSError
 
-GROUPS = ["bank", "ladder", "demo", "eval", "runs", "report", "use", "figure", "collide", "domains", "explain"]
+GROUPS = ["bank", "ladder", "demo", "eval", "runs", "report", "use", "figure", "collide", "domains", "leaderboard",
+          "notes", "cases", "explain"]
 
 
 def build_parser() -> argparse.ArgumentParser:

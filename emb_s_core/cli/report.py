@@ -14,7 +14,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="output format (default: from --out's suffix, else an aligned text table)")
     r.add_argument("--metrics", default=None,
                    help="comma-separated, e.g. R@1,SR@10,FR@10,MRR,nDCG@10,HN-intrusion; SR@K = every K (default all)")
-    r.add_argument("--by", default="", help="breakdown columns, comma-separated: domain,task_type,source,multi_source")
+    r.add_argument("--by", default="",
+                   help="breakdown columns, comma-separated: domain,task_type,source,multi_source,tag")
     r.add_argument("--runs", default=None, help="comma-separated run names (default: every run)")
     r.add_argument("--hn-provenance", default=None, metavar="LIST",
                    help="count only these hard negatives in HN-intrusion: comma-separated dataset, collision, "

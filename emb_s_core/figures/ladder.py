@@ -7,23 +7,10 @@ import plotly.graph_objects as go
 from emb_s_core.figures import style
 
 
-def composition_table(rungs) -> pd.DataFrame:
-    """Long form (rung, by, group, documents, tokens) from ``Ladder.rungs`` compositions (by: domain / source)."""
-    rows = []
-    for r in rungs:
-        c = r.composition or {}
-        for by in ("domain", "source"):
-            docs = c.get(f"documents_per_{by}", {})
-            toks = c.get(f"tokens_per_{by}", {})
-            for group in sorted(set(docs) | set(toks)):
-                rows.append({"rung": r.name, "by": by, "group": group, "documents": int(docs.get(group, 0)),
-                             "tokens": int(toks.get(group, 0))})
-    return pd.DataFrame(rows, columns=["rung", "by", "group", "documents", "tokens"])
-
-
 def composition(table: pd.DataFrame, rungs: list[str], *, by: str = "domain", value: str = "tokens",
                 caption: str = "", title: str | None = None) -> go.Figure:
-    """Stacked bars per rung of ``value`` (tokens or documents) split by ``by`` (domain or source)."""
+    """Stacked bars per rung of ``value`` (tokens or documents) split by ``by`` (domain or source); ``table`` is
+    ``analysis.composition.table``."""
     t = table[(table["by"] == by) & table["rung"].isin(rungs)]
     groups = sorted(t["group"].unique())
     palette = style.colors(groups)

@@ -345,7 +345,7 @@ def validated_record(rec: Any, where: str) -> dict:
             out[key] = id_field(rec, key, where)
     for key in ("domain", "category", "type", "task_type", "scale"):
         if rec.get(key) is not None:
-            out[key] = text_field(rec, key, where, numbers=True)
+            out[key] = text_field(rec, key, where)
     return out
 
 

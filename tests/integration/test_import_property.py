@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from emb_s_core import bank
+from emb_s_core import bank, store
 from emb_s_core.cli import main
 from tests.conftest import native_bank
 from tests.import_cases import CASES, set_path
@@ -24,8 +24,10 @@ JUNK = st.one_of(
 
 
 def snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    """Size and mtime of every file of the workspace but the writer lock (a refused import that streams its input
+    reads it under the lock, which records its holder; that is no workspace content)."""
     return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+            for p in sorted(folder.rglob("*")) if p.is_file() and p.name != store.LOCK_FILE}
 
 
 @pytest.fixture(scope="module")

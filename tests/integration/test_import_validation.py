@@ -57,7 +57,7 @@ WRONG_TYPES = [
     ("2wiki", 0, ("type",), {"k": 1}, r"field 'type': expected a string, found object \{'k': 1\}"),
     ("native", 0, ("title",), 5, r"documents.jsonl line 1: field 'title': expected a string, found integer 5"),
     ("native", 1, ("domain",), ["geo"], r"documents.jsonl line 2: field 'domain': expected a string, found list"),
-    ("emb-s-release", 0, ("type",), ["fact"], r"data.pkl record 0: field 'type': expected a string or a number, "
+    ("emb-s-release", 0, ("type",), ["fact"], r"data.pkl record 0: field 'type': expected a string, "
      r"found list"),
     ("locomo", 0, ("qa", 0, "category"), [2], r"qa\[0\]: field 'category': expected an integer category 1-5, found list"),
     ("native", 0, ("doc_id",), 2**70, r"documents.jsonl line 1: integer 1180591620717411303424 is outside the 64-bit"),
@@ -174,7 +174,7 @@ def test_release_record_types_are_checked_where_they_are_read(tmp_path):
     (folder / "data.pkl").write_bytes(pickle.dumps([{"query": "q?", "answer": "a", "reference_list": [0],
                                                      "type": {"x": 1}}]))
     assert_import_fails(tmp_path, "emb-s-release", folder,
-                        r"data.pkl record 0: field 'type': expected a string or a number, found object")
+                        r"data.pkl record 0: field 'type': expected a string, found object")
 
 
 def test_valid_scalars_still_import(tmp_path):

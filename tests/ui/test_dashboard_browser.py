@@ -32,6 +32,7 @@ PAGES = [
     ("compare", ["Compare two runs", "Queries one run gets and the other misses"], 2, "&a=overlap&b=overlap-idf&k=1"),
     ("ladder", ["Ladder", "Composition", "Source mixing in the top-10"], 2, "&run=overlap"),
     ("access_vs_use", ["Access vs use", "emb-s qa"], 0, ""),  # no QA run in this workspace: says what to run
+    ("leaderboard", ["Leaderboard", "Multiple-testing correction", "corrected with Holm"], 1, "&base=overlap&k=1"),
 ]
 
 

@@ -315,6 +315,25 @@ def test_access_vs_use_page(use_ws, monkeypatch, tmp_path):
     assert at.query_params["tu"] == "0" and "0 (rung, query) cells" in at.caption[-1].value
 
 
+def test_access_vs_use_lists_excluded_cells_and_names_results_of_retired_queries(use_ws, monkeypatch, tmp_path):
+    """Issue 16: the excluded cells are a case list with their reason; results of a query the bank no longer holds
+    are left out and named, as text."""
+    import shutil
+
+    from emb_s_core import runs
+
+    monkeypatch.setenv("EMB_S_DATA", str(tmp_path / "none"))
+    shutil.copytree(use_ws, tmp_path / "ws")
+    runs.save_results(Workspace(tmp_path / "ws"), "oracle",
+                      [{"rung": "2K/geography", "qid": "**gone**", "doc_ids": [0, 2]}])
+    at = run_page("6_Access_vs_Use.py", {"ws": str(tmp_path / "ws"), "run": "oracle", "qa": "qa1",
+                                         "quadrant": "excluded"})
+    assert_clean(at)
+    notes = [t.value for t in at.text]
+    assert any("run 'oracle': made on an earlier bank version" in n and "**gone**" in n for n in notes)
+    assert "0 (rung, query) cells" in at.caption[-1].value  # every answered cell is in a quadrant here
+
+
 def test_compare_names_an_empty_run(app_env, tmp_path):
     import shutil
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from emb_s_core import schema
-from emb_s_core.analysis import views
+from emb_s_core.analysis import composition, views
 from emb_s_core.figures import compare, curves, heatmap, ladder, mixing, style
 
 RUNS, RUNGS = ["a", "b"], ["r1", "r2"]
@@ -53,7 +53,7 @@ def test_composition_has_a_legend_even_for_one_group():
     class R:
         name, composition = "64K", {"documents_per_domain": {"law": 3}, "tokens_per_domain": {"law": 900}}
 
-    table = ladder.composition_table([R()])
+    table = composition.table([R()])
     assert table.to_dict("records")[0] == {"rung": "64K", "by": "domain", "group": "law", "documents": 3,
                                            "tokens": 900}
     fig = ladder.composition(table, ["64K"], by="domain")

@@ -204,3 +204,16 @@ def test_hard_negative_fill_is_fair_across_queries(tmp_path):
     lad = ladder.load(Workspace(tmp_path / "wsforward"))
     summary = lad.rung("24K/d").composition["hard_negative_coverage"]
     assert summary["queries_with_hard_negatives"] == 20 and summary["max"] - summary["min"] <= 0.1
+
+
+def test_global_rungs_smaller_than_the_shared_pool_are_skipped(tmp_path):
+    """Three 8K pools under an 8K shared size: the 16K rung cannot hold the ~15.6K-token shared pool, so it is
+    skipped and said (it used to fail the budget assertion)."""
+    bank.import_path(tmp_path / "ws", "native", make_bank(tmp_path / "b", n_docs=60, n_queries=9))
+    lad = ladder.build(Workspace(tmp_path / "ws"),
+                       ladder.LadderOptions(base="8K", domain_sizes=("8K",), shared_size="8K"))
+    shared = next(r for r in lad.rungs if r.kind == "shared")
+    for r in lad.rungs:
+        if r.kind == "global":
+            assert set(shared.doc_ids) <= set(r.doc_ids) and r.n_tokens <= r.budget
+    assert any("skipped: the shared pool alone holds" in m for m in lad.messages)

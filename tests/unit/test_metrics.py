@@ -307,3 +307,31 @@ def test_sampled_p_value_is_close_to_the_exact_one():
     sampled = metrics.paired_test(pq, "A", "B", "g", "SR@1", n_resamples=20000)
     assert "exact" in exact["test"] and "random" in sampled["test"]
     assert sampled["p_value"] == pytest.approx(exact["p_value"], abs=0.01)
+
+
+# ------------------------------------------------------------------------------------------- multiple testing
+def test_corrections_match_statsmodels_and_hand_values():
+    multipletests = pytest.importorskip("statsmodels.stats.multitest").multipletests
+    p = np.array([0.01, 0.04, 0.03, 0.005, 0.2, 0.04])
+    # Holm by hand: sorted 0.005 0.01 0.03 0.04 0.04 0.2 times 6 5 4 3 2 1 → 0.03 0.05 0.12 0.12 0.08→0.12 0.2
+    expected_holm = np.array([0.05, 0.12, 0.12, 0.03, 0.2, 0.12])
+    np.testing.assert_allclose(metrics.correct_p_values(p, "holm"), expected_holm)
+    np.testing.assert_allclose(metrics.correct_p_values(p, "bonferroni"), np.minimum(1, 6 * p))
+    np.testing.assert_allclose(metrics.correct_p_values(p, "none"), p)
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        q = rng.uniform(0, 0.3, int(rng.integers(1, 40)))
+        for method in ("holm", "bonferroni"):
+            np.testing.assert_allclose(metrics.correct_p_values(q, method), multipletests(q, method=method)[1])
+
+
+def test_corrections_leave_undefined_tests_out_and_reject_bad_input():
+    p = np.array([0.01, np.nan, 0.02])
+    out = metrics.correct_p_values(p, "holm")
+    assert np.isnan(out[1])
+    np.testing.assert_allclose(out[[0, 2]], [0.02, 0.02])  # m = 2, not 3
+    assert metrics.correct_p_values([], "holm").size == 0
+    with pytest.raises(EmbSError, match="unknown multiple-testing correction 'fdr'"):
+        metrics.correct_p_values(p, "fdr")
+    with pytest.raises(EmbSError, match=r"\[0, 1\]"):
+        metrics.correct_p_values([0.5, 1.5], "holm")

@@ -1,0 +1,155 @@
+"""AppTest of notes and tags in the dashboard on a copy of the real small workspace: add and edit on the drill-down,
+the note survives a new import and a ladder rebuild, tags filter Overview / Compare / Leaderboard, case lists
+download from the failures walk, and everything typed is stored and shown verbatim (never as Markdown)."""
+from __future__ import annotations
+
+import io
+import json
+import shutil
+
+import pandas as pd
+import pytest
+from streamlit.runtime.media_file_manager import MediaFileManager
+
+from emb_s_core import bank, ladder, notes
+from emb_s_core.store import Workspace
+from test_dashboard_pages import assert_clean, plotly_specs, run_page, use_ws  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.timeout(240)
+DRILL = "3_Query_drilldown.py"
+MARKUP = "**bold?** <b>html?</b> [link](http://x)"
+
+
+@pytest.fixture
+def copy(app_env, tmp_path):
+    dst = tmp_path / "copy"
+    shutil.copytree(app_env, dst)
+    return dst
+
+
+def tag_box(at):
+    return next(m for m in at.multiselect if m.label == "Tags")
+
+
+def note_box(at):
+    return next(t for t in at.text_area if t.label == "Note")
+
+
+def open_case(ws, **extra):
+    return run_page(DRILL, {"ws": str(ws), "run": "overlap", "rung": "full", "metric": "R@1", **extra})
+
+
+def test_add_edit_and_delete_on_the_drilldown(copy):
+    at = open_case(copy)
+    assert_clean(at)
+    assert at.selectbox(key="note_scope").options == ["this query (any run, any rung)",
+                                                      "this query for overlap at full"]
+    qid = at.selectbox(key="fail_pick").value
+    tag_box(at).set_value(["date confusion", "<i>odd</i>"])
+    note_box(at).input(MARKUP)
+    at.button(key="note_save").click().run()
+    assert_clean(at)
+    assert at.success and at.success[0].value == "Note saved."
+    got = notes.get(Workspace(copy), qid, "overlap", "full")
+    assert got["tags"] == ["date confusion", "<i>odd</i>"] and got["text"] == MARKUP
+    assert tag_box(at).value == ["date confusion", "<i>odd</i>"] and note_box(at).value == MARKUP
+    assert not any(MARKUP in m.value or "<i>odd</i>" in m.value for m in at.markdown)  # text, never Markdown
+    # edit: the workspace's tags are offered, one is dropped, the note rewritten
+    assert "date confusion" in tag_box(at).options
+    tag_box(at).set_value(["date confusion"])
+    note_box(at).input("second look: the hard negative copies the title")
+    at.button(key="note_save").click().run()
+    got = notes.get(Workspace(copy), qid, "overlap", "full")
+    assert got["tags"] == ["date confusion"] and got["text"].startswith("second look")
+    # a query-wide note is a second case of the same query
+    at.selectbox(key="note_scope").set_value(0).run()
+    assert tag_box(at).value == [] and "date confusion" in tag_box(at).options
+    tag_box(at).set_value(["whole query"])
+    at.button(key="note_save").click().run()
+    assert [n["run"] for n in notes.load(Workspace(copy)).to_dict("records")] == ["overlap", None]
+    at.button(key="note_delete").click().run()
+    assert_clean(at)
+    assert len(notes.load(Workspace(copy))) == 1
+
+
+def test_a_bad_tag_is_a_message_and_nothing_is_written(copy):
+    at = open_case(copy)
+    tag_box(at).set_value(["a,b"])
+    at.button(key="note_save").click().run()
+    assert not at.exception and at.error and "has a comma" in at.error[0].value
+    assert notes.load(Workspace(copy)).empty
+
+
+def test_the_note_survives_a_new_import_and_a_ladder_rebuild(copy, tmp_path):
+    at = open_case(copy)
+    qid = at.selectbox(key="fail_pick").value
+    tag_box(at).set_value(["keep"])
+    note_box(at).input("still here after the rebuild")
+    at.button(key="note_save").click().run()
+    more = tmp_path / "more"
+    more.mkdir()
+    (more / "documents.jsonl").write_text(json.dumps({"doc_id": 90000, "text": "new words", "domain": "history"})
+                                          + "\n")
+    (more / "queries.jsonl").write_text(json.dumps({"qid": "new-q", "text": "new?", "answer": "a",
+                                                    "ref_ids": [90000], "domain": "history"}) + "\n")
+    bank.import_path(copy, "native", more, source="more")
+    ws = Workspace(copy)
+    assert ladder.stale_reason(ws)  # the new import made the ladder stale: rebuild it, as a user would
+    ladder.build(ws, ladder.LadderOptions(base="1K", domain_sizes=("1K", "2K", "4K"), reserve=64))
+    assert ladder.stale_reason(Workspace(copy)) is None
+    again = open_case(copy, by="search", q=qid)
+    assert_clean(again)
+    assert tag_box(again).value == ["keep"] and note_box(again).value == "still here after the rebuild"
+
+
+def test_tags_filter_overview_and_compare(copy):
+    ws = Workspace(copy)
+    notes.save(ws, "q0001", ["pair"], "")
+    notes.save(ws, "q0007", ["pair"], "", run="overlap-idf")
+    at = run_page("2_Overview.py", {"ws": str(copy), "x": "rung", "tag": "pair"})
+    assert_clean(at)
+    assert at.multiselect(key="url_tag").value == ["pair"]
+    table = at.dataframe[0].value
+    assert table[(table["run"] == "overlap") & (table["rung"] == "full")]["n"].iloc[0] == 2
+    assert "n = 2 queries" in json.dumps(plotly_specs(at)[0]["layout"])
+    cmp = run_page("4_Compare.py", {"ws": str(copy), "a": "overlap", "b": "overlap-idf", "tag": "pair"})
+    assert_clean(cmp)
+    paired = next(d.value for d in cmp.dataframe if "p_value" in d.value.columns)
+    assert paired["n"].max() == 2
+    every = run_page("4_Compare.py", {"ws": str(copy), "a": "overlap", "b": "overlap-idf"})
+    assert next(d.value for d in every.dataframe if "p_value" in d.value.columns)["n"].max() > 2
+
+
+def test_failure_case_list_download(copy, monkeypatch):
+    made = {}
+    original = MediaFileManager.add_deferred
+
+    def capture(self, data_callable, mimetype, coordinates, file_name=None, **kw):
+        made[file_name] = data_callable
+        return original(self, data_callable, mimetype, coordinates, file_name, **kw)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", capture)
+    at = open_case(copy)
+    assert_clean(at)
+    csv_name = next(n for n in made if n.startswith("failures_R_1_overlap_full") and n.endswith(".csv"))
+    df = pd.read_csv(io.StringIO(made[csv_name]().decode()))
+    assert df["run"].eq("overlap").all() and df["rung"].eq("full").all() and len(df) > 0
+    assert df["url"].str.contains("/query_drilldown?").all() and at.selectbox(key="fail_pick").value in set(df["qid"])
+    jsonl = next(n for n in made if n.startswith("failures_R_1_overlap_full") and n.endswith(".jsonl"))
+    first = json.loads(made[jsonl]().decode().splitlines()[0])
+    assert isinstance(first["gold_ranks"], list) and first["gold_ranks"][0] != 1
+
+
+def test_tags_filter_access_vs_use(use_ws, monkeypatch, tmp_path):
+    monkeypatch.setenv("EMB_S_DATA", str(tmp_path / "none"))
+    dst = tmp_path / "use"
+    shutil.copytree(use_ws, dst)
+    notes.save(Workspace(dst), "g01", ["misread"], "the reader was told to get it wrong")
+    notes.save(Workspace(dst), "p00", ["fine"], "")
+    params = {"ws": str(dst), "run": "oracle", "qa": "qa1"}
+    at = run_page("6_Access_vs_Use.py", {**params, "tag": "misread"})
+    assert_clean(at)
+    assert at.dataframe[1].value["qid"].tolist() == ["g01"] and int(at.dataframe[0].value["n"].sum()) == 1
+    at = run_page("6_Access_vs_Use.py", {**params, "tag": "fine"})
+    assert_clean(at)
+    assert "0 (rung, query) cells" in at.caption[-1].value  # p00 is answered well: no use failure among "fine"
