@@ -45,7 +45,8 @@ def default_name(spec: str, k: int = DEFAULT_K, chunk_size: int | None = None,
                  kinds: tuple[str, ...] = (ladder_mod.BUILT,), ann: str | None = None,
                  vector_dtype: str | None = None) -> str:
     """The spec, plus ``@chunkN`` / ``@float16`` / ``@ann-<index>`` / ``@kN`` when not default and ``@<kind>`` for a
-    ladder other than the built one (a run's identity includes its rungs, so one name cannot cover two ladders run
+    ladder other than the built one and its benign twin (the twin's rungs join the built run of the same name, so the
+    illusion gap pairs them; a run's identity includes its rungs, so one name cannot cover two ladders run
     separately)."""
     name = spec
     if chunk_size:
@@ -56,8 +57,9 @@ def default_name(spec: str, k: int = DEFAULT_K, chunk_size: int | None = None,
         name += f"@ann-{ann}"
     if k != DEFAULT_K:
         name += f"@k{k}"
-    if tuple(kinds) != (ladder_mod.BUILT,):
-        name += "@" + "+".join(kinds)
+    other = [k for k in kinds if k not in (ladder_mod.BUILT, ladder_mod.BENIGN)]
+    if other:
+        name += "@" + "+".join(other)
     return name
 
 
@@ -72,6 +74,25 @@ def _checked_retriever(spec: str, options: dict[str, Any]) -> retrievers.Retriev
     return r
 
 
+def _ladder_identity(existing: dict | None, name: str, hashes: dict[str, str]) -> dict[str, str]:
+    """The run's ladder identity after this call: the rungs it already had plus those of newly evaluated kinds.
+
+    A kind the run was already evaluated on must have exactly the same rungs (else the ladder was rebuilt since).
+    """
+    if existing is None:
+        return hashes
+    old = existing["config"].get("ladder", {})
+    for kind in {ladder_mod.kind_of(n) for n in hashes}:
+        mine = {n: h for n, h in hashes.items() if ladder_mod.kind_of(n) == kind}
+        before = {n: h for n, h in old.items() if ladder_mod.kind_of(n) == kind}
+        if before and before != mine:
+            what = "ladder" if kind == ladder_mod.BUILT else f"{kind} ladder"
+            raise EmbSError(f"run {name!r} was made on another {what} (it was rebuilt since; membership "
+                            "hashes differ)",
+                            fix=f"pass a new --name, or delete the old run first (`emb-s runs delete {name}`).")
+    return {**old, **hashes}
+
+
 def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT_K, rungs: list[str] | None = None,
              progress: Progress | None = None, batch_size: int = DEFAULT_BATCH, ladder: str | None = None,
              **options: Any) -> str:
@@ -81,7 +102,9 @@ def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT
     Options: ``chunk_size`` (dense, tokens of the model's tokenizer; default the model's max length),
     ``api_base`` (dense:litellm). The run's identity is (spec, retriever config, k, ladder membership hashes);
     rerunning with the same name resumes, with another identity it is an error. A rung smaller than ``k`` is ranked
-    whole; the clamped K of each such rung is stored in the config (``k_per_rung``).
+    whole; the clamped K of each such rung is stored in the config (``k_per_rung``). Evaluating a run on the benign
+    twin later (``--ladder benign`` after ``built``) adds the twin's rungs to the same run, so the illusion gap pairs
+    them.
     """
     retriever = retrievers.get(spec, **options)  # an unknown spec fails first, before any loading
     kinds = ladder_kinds(ws, ladder)
@@ -109,16 +132,19 @@ def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT
 def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, config: dict[str, Any], kinds: tuple[str, ...],
          selected: list, ks: dict[str, int], progress: Progress | None, batch_size: int) -> str:
     """The run itself, under the writer lock: what is finished is read after the lock is held."""
-    if {r.name: r.membership_hash for r in ladder_mod.load(ws, kind=kinds).rungs} != config["ladder"]:
+    hashes = config["ladder"]
+    if {r.name: r.membership_hash for r in ladder_mod.load(ws, kind=kinds).rungs} != hashes:
         raise EmbSError("the ladder was rebuilt while this eval waited for the writer lock",
                         fix="run the eval again: it will use the new ladder.")
     existing = runs.get_run(ws, name)
-    if existing is not None:
-        old = existing["config"].get("ladder", {})
-        if old != config["ladder"]:
-            raise EmbSError(f"run {name!r} was made on another ladder (the ladder was rebuilt since; membership "
-                            "hashes differ)",
-                            fix=f"pass a new --name, or delete the old run first (`emb-s runs delete {name}`).")
+    config = dict(config, ladder=_ladder_identity(existing, name, hashes))
+    if existing is not None:  # the same run on another ladder kind: its rungs (and clamped Ks) join the identity
+        clamped = {**existing["config"].get("k_per_rung", {}), **config.get("k_per_rung", {})}
+        if clamped:
+            config["k_per_rung"] = clamped
+        if existing["config"] != config and {**existing["config"], "ladder": config["ladder"],
+                                             **({"k_per_rung": clamped} if clamped else {})} == config:
+            runs.update_config(ws, name, config)
     runs.create_run(ws, name, "retriever", config["spec"], config)
 
     done = runs.finished(ws, name)

@@ -84,6 +84,23 @@ def create_run(ws: Workspace, name: str, kind: str, system: str, config: dict[st
     return name
 
 
+def update_config(ws: Workspace, name: str, config: dict[str, Any]) -> None:
+    """Replace run ``name``'s configuration in one transaction (a run extended to another ladder kind records the
+    new rungs' membership hashes); everything else about the run stays."""
+    existing = get_run(ws, name)
+    if existing is None:
+        raise EmbSError(f"no run named {name!r}", fix="see `emb-s runs list` for the runs in this workspace.")
+    row = pa.table(
+        {"run": [name], "kind": [existing["kind"]], "system": [existing["system"]],
+         "config": [json.dumps(config, sort_keys=True, default=str)], "created_at": [existing["created_at"]]},
+        schema=RUNS_SCHEMA,
+    )
+    quoted = name.replace("'", "''")
+    with ws.transaction():
+        ws.delete_rows("runs", f"run = '{quoted}'")
+        ws.write("runs", row, schema=RUNS_SCHEMA)
+
+
 def delete_run(ws: Workspace, name: str) -> None:
     if get_run(ws, name) is None:
         raise EmbSError(f"no run named {name!r}", fix="see `emb-s runs list` for the runs in this workspace.")

@@ -23,7 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "EMB_S_RERANK_API_BASE)")
     p.add_argument("--ladder", choices=["built", "official", "benign", "both"], default=None,
                    help="which ladder to evaluate on (default: built when the workspace has one, else official; "
-                        "both = built and its benign twin)")
+                        "benign = the benign twin, added to the run of the same name; both = built and its twin in "
+                        "one pass, the twin reusing the term statistics and cached vectors)")
     p.add_argument("--memory-cap", default=None, metavar="SIZE",
                    help="dense: memory for scoring, e.g. 256M or 2G; vectors are streamed from the workspace in "
                         "blocks under it, results unchanged (default: EMB_S_DENSE_MEMORY_CAP or 1/8 of RAM)")
