@@ -24,6 +24,8 @@ from emb_s_core.schema import (DATASET, DOCUMENT_SCHEMA, HN_PROVENANCES, QUERY_S
                                content_hash, render_document)
 from emb_s_core.store import Workspace
 
+WRITE_BATCH = 50_000  # documents per write inside the import's one transaction
+
 SOURCES_SCHEMA = pa.schema(
     [
         pa.field("source", pa.string()),
@@ -129,19 +131,9 @@ def _add_bank(ws: Workspace, bank: Bank, *, fmt: str, path: str | Path, sha256: 
         counts = [int(d.n_tokens) for d in docs]  # counted by the importer in this encoding: count once
     else:
         counts = _count_tokens([render_document(d.title, d.text) for d in docs], encoding, progress)
-    doc_table = pa.table(
-        {
-            "doc_id": [d.doc_id + offset for d in docs],
-            "text": [d.text for d in docs],
-            "title": [d.title for d in docs],
-            "domain": [d.domain or UNKNOWN_DOMAIN for d in docs],
-            "source": [d.source or bank.source for d in docs],
-            "n_tokens": counts,
-            "content_hash": [content_hash(d.title, d.text) for d in docs],
-        },
-        schema=DOCUMENT_SCHEMA,
-    )
-    domain_of = dict(zip(doc_table["doc_id"].to_pylist(), doc_table["domain"].to_pylist()))
+    doc_ids = np.fromiter((d.doc_id + offset for d in docs), np.int64, len(docs))
+    domains = np.array([d.domain or UNKNOWN_DOMAIN for d in docs], dtype=object)
+    domain_of = _lookup(doc_ids, domains)
     query_table = pa.table(
         {
             "qid": [q.qid for q in bank.queries],
@@ -150,19 +142,19 @@ def _add_bank(ws: Workspace, bank: Bank, *, fmt: str, path: str | Path, sha256: 
             "answer_aliases": [q.answer_aliases for q in bank.queries],
             "ref_ids": [[i + offset for i in q.ref_ids] for q in bank.queries],
             "hard_negative_ids": [[i + offset for i in q.hard_negative_ids] for q in bank.queries],
-            "domain": [q.domain or majority_domain([domain_of[i + offset] for i in q.ref_ids]) for q in bank.queries],
+            "domain": [q.domain or majority_domain(domain_of([i + offset for i in q.ref_ids])) for q in bank.queries],
             "task_type": [q.task_type or ("multi-source" if len(q.ref_ids) > 1 else "single-source")
                           for q in bank.queries],
             "source": [q.source or bank.source for q in bank.queries],
         },
         schema=QUERY_SCHEMA,
     )
-    ids = doc_table["doc_id"].to_numpy()
     source_row = pa.table(
         {
             "source": [bank.source], "format": [fmt], "path": [str(path)], "sha256": [sha256],
             "n_documents": [len(docs)], "n_queries": [len(bank.queries)],
-            "first_doc_id": [int(ids.min()) if len(ids) else -1], "last_doc_id": [int(ids.max()) if len(ids) else -1],
+            "first_doc_id": [int(doc_ids.min()) if len(doc_ids) else -1],
+            "last_doc_id": [int(doc_ids.max()) if len(doc_ids) else -1],
             "skipped": [pd.Series(bank.skipped).to_json()],
             "imported_at": [_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")],
         },
@@ -171,7 +163,16 @@ def _add_bank(ws: Workspace, bank: Bank, *, fmt: str, path: str | Path, sha256: 
     with ws.transaction():
         if not ws.settings.get("encoding"):
             ws.set_setting("encoding", encoding)
-        ws.write("documents", doc_table, schema=DOCUMENT_SCHEMA)
+        for start in range(0, len(docs), WRITE_BATCH):  # in slices: no second full copy of every text
+            part = docs[start: start + WRITE_BATCH]
+            ws.write("documents", pa.table(
+                {"doc_id": doc_ids[start: start + WRITE_BATCH], "text": [d.text for d in part],
+                 "title": [d.title for d in part], "domain": domains[start: start + WRITE_BATCH].tolist(),
+                 "source": [d.source or bank.source for d in part], "n_tokens": counts[start: start + WRITE_BATCH],
+                 "content_hash": [content_hash(d.title, d.text) for d in part]},
+                schema=DOCUMENT_SCHEMA), schema=DOCUMENT_SCHEMA)
+        if not docs:
+            ws.write("documents", DOCUMENT_SCHEMA.empty_table(), schema=DOCUMENT_SCHEMA)
         ws.write("queries", query_table, schema=QUERY_SCHEMA)
         ws.write("sources", source_row, schema=SOURCES_SCHEMA)
         _write_source_extras(ws, bank, offset)
@@ -288,6 +289,21 @@ def import_path(ws: Workspace | str | Path, fmt: str, path: str | Path, *, sourc
         if created is not None and ws.version == 0:  # an import into a new path leaves nothing behind
             shutil.rmtree(created, ignore_errors=True)
         raise
+
+
+def _lookup(ids: np.ndarray, values: np.ndarray):
+    """``f(list of ids) -> their values`` by binary search (a dict of a million documents costs ~100 MB)."""
+    order = np.argsort(ids, kind="stable")
+    sorted_ids, sorted_values = ids[order], values[order]
+
+    def get(wanted: list[int]) -> list:
+        wanted = np.asarray(wanted, np.int64)
+        pos = np.minimum(np.searchsorted(sorted_ids, wanted), max(len(sorted_ids) - 1, 0))
+        if len(wanted) and (not len(sorted_ids) or (sorted_ids[pos] != wanted).any()):
+            raise KeyError(wanted[sorted_ids[pos] != wanted][:1].tolist() if len(sorted_ids) else wanted[:1])
+        return sorted_values[pos].tolist()
+
+    return get
 
 
 def majority_domain(values: list[str]) -> str:

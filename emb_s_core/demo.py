@@ -1,4 +1,5 @@
-"""The built-in demo: generate the adversarial bank, build the ladder, evaluate the offline retrievers.
+"""The built-in demo: generate the adversarial bank, build the ladder and its benign twin, evaluate the offline
+retrievers on both.
 
 This is what a fresh machine shows (the dashboard's Home page and ``emb-s demo``). Every step is resumable: the bank
 import is idempotent (same size and seed → same checksum), the ladder is rebuilt only when missing, and evaluation
@@ -10,7 +11,7 @@ import hashlib
 from pathlib import Path
 from typing import Callable
 
-from emb_s_core import bank, ladder, runs
+from emb_s_core import bank, ladder, runs, twin
 from emb_s_core.store import Workspace
 
 Progress = Callable[[str, float], None]
@@ -49,6 +50,16 @@ def build(workspace_dir: str | Path, tokens: int | None = None, seed: int = 0, p
         evaluate.evaluate(ws, spec, name=spec, k=k,
                           progress=lambda s, f, stage=stage: report(f"{stage}: {s}", f))
         report(stage, 1.0)
+    # the benign twin after the runs, so the dense runs' cached vectors serve as reference retrievers too
+    if not ladder.exists(ws, ladder.BENIGN) or ladder.stale_reason(ws, ladder.BENIGN):
+        report("building the benign twin", 0.0)
+        twin.build(ws)
+    report("building the benign twin", 1.0)
+    for spec in retrievers:  # the same run and k (a twin rung smaller than k is ranked whole)
+        stage = f"evaluating {spec} on the benign twin"
+        evaluate.evaluate(ws, spec, name=spec, k=k, ladder=ladder.BENIGN,
+                          progress=lambda s, f, stage=stage: report(f"{stage}: {s}", f))
+        report(stage, 1.0)
     return ws
 
 
@@ -57,15 +68,17 @@ def _has_source(ws: Workspace, identity: str) -> bool:
 
 
 def is_complete(ws: Workspace, retrievers: tuple[str, ...] = DEMO_RETRIEVERS) -> bool:
-    """True when the demo's bank, ladder and every retriever run exist (the dashboard then skips building)."""
+    """True when the demo's bank, ladder, benign twin and every retriever run exist (the dashboard then skips
+    building)."""
     names = set(runs.list_runs(ws)["run"])
-    return ladder.exists(ws) and all(spec in names for spec in retrievers)
+    return ladder.exists(ws) and ladder.exists(ws, ladder.BENIGN) and all(spec in names for spec in retrievers)
 
 
 def steps(retrievers: tuple[str, ...] = DEMO_RETRIEVERS) -> list[str]:
     """The build's steps in order, as its stages begin: generating the bank, building the ladder, one evaluation per
-    retriever (what "step 3 of 5" counts)."""
-    return ["generating the bank", "building the ladder", *(f"evaluating {spec}" for spec in retrievers)]
+    retriever, the benign twin, one twin evaluation per retriever (what "step 3 of 9" counts)."""
+    return ["generating the bank", "building the ladder", *(f"evaluating {spec}" for spec in retrievers),
+            "building the benign twin", *(f"evaluating {spec} on the benign twin" for spec in retrievers)]
 
 
 def step_of(stage: str, retrievers: tuple[str, ...] = DEMO_RETRIEVERS) -> int:
@@ -74,6 +87,11 @@ def step_of(stage: str, retrievers: tuple[str, ...] = DEMO_RETRIEVERS) -> int:
         return 1
     if stage.startswith("building the ladder"):
         return 2
+    if stage.startswith("building the benign twin"):
+        return 3 + len(retrievers)
+    for i, spec in enumerate(retrievers):
+        if stage.startswith(f"evaluating {spec} on the benign twin"):
+            return 4 + len(retrievers) + i
     for i, spec in enumerate(retrievers):
         if stage.startswith(f"evaluating {spec}"):
             return 3 + i

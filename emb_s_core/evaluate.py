@@ -17,6 +17,7 @@ import pandas as pd
 from emb_s_core import bank, ladder as ladder_mod, runs, retrievers
 from emb_s_core.errors import EmbSError
 from emb_s_core.progress import counted
+from emb_s_core.retrievers.base import MEASURED
 from emb_s_core.store import Workspace
 
 Progress = Callable[[str, float], None]
@@ -41,16 +42,24 @@ def ladder_kinds(ws: Workspace, choice: str | None = None) -> tuple[str, ...]:
 
 
 def default_name(spec: str, k: int = DEFAULT_K, chunk_size: int | None = None,
-                 kinds: tuple[str, ...] = (ladder_mod.BUILT,)) -> str:
-    """The spec, plus ``@chunkN`` / ``@kN`` when not default and ``@<kind>`` for a ladder other than the built one
-    (a run's identity includes its rungs, so one name cannot cover two ladders run separately)."""
+                 kinds: tuple[str, ...] = (ladder_mod.BUILT,), ann: str | None = None,
+                 vector_dtype: str | None = None) -> str:
+    """The spec, plus ``@chunkN`` / ``@float16`` / ``@ann-<index>`` / ``@kN`` when not default and ``@<kind>`` for a
+    ladder other than the built one and its benign twin (the twin's rungs join the built run of the same name, so the
+    illusion gap pairs them; a run's identity includes its rungs, so one name cannot cover two ladders run
+    separately)."""
     name = spec
     if chunk_size:
         name += f"@chunk{chunk_size}"
+    if vector_dtype and vector_dtype != "float32":
+        name += f"@{vector_dtype}"
+    if ann:
+        name += f"@ann-{ann}"
     if k != DEFAULT_K:
         name += f"@k{k}"
-    if tuple(kinds) != (ladder_mod.BUILT,):
-        name += "@" + "+".join(kinds)
+    other = [k for k in kinds if k not in (ladder_mod.BUILT, ladder_mod.BENIGN)]
+    if other:
+        name += "@" + "+".join(other)
     return name
 
 
@@ -65,6 +74,25 @@ def _checked_retriever(spec: str, options: dict[str, Any]) -> retrievers.Retriev
     return r
 
 
+def _ladder_identity(existing: dict | None, name: str, hashes: dict[str, str]) -> dict[str, str]:
+    """The run's ladder identity after this call: the rungs it already had plus those of newly evaluated kinds.
+
+    A kind the run was already evaluated on must have exactly the same rungs (else the ladder was rebuilt since).
+    """
+    if existing is None:
+        return hashes
+    old = existing["config"].get("ladder", {})
+    for kind in {ladder_mod.kind_of(n) for n in hashes}:
+        mine = {n: h for n, h in hashes.items() if ladder_mod.kind_of(n) == kind}
+        before = {n: h for n, h in old.items() if ladder_mod.kind_of(n) == kind}
+        if before and before != mine:
+            what = "ladder" if kind == ladder_mod.BUILT else f"{kind} ladder"
+            raise EmbSError(f"run {name!r} was made on another {what} (it was rebuilt since; membership "
+                            "hashes differ)",
+                            fix=f"pass a new --name, or delete the old run first (`emb-s runs delete {name}`).")
+    return {**old, **hashes}
+
+
 def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT_K, rungs: list[str] | None = None,
              progress: Progress | None = None, batch_size: int = DEFAULT_BATCH, ladder: str | None = None,
              **options: Any) -> str:
@@ -74,7 +102,9 @@ def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT
     Options: ``chunk_size`` (dense, tokens of the model's tokenizer; default the model's max length),
     ``api_base`` (dense:litellm). The run's identity is (spec, retriever config, k, ladder membership hashes);
     rerunning with the same name resumes, with another identity it is an error. A rung smaller than ``k`` is ranked
-    whole; the clamped K of each such rung is stored in the config (``k_per_rung``).
+    whole; the clamped K of each such rung is stored in the config (``k_per_rung``). Evaluating a run on the benign
+    twin later (``--ladder benign`` after ``built``) adds the twin's rungs to the same run, so the illusion gap pairs
+    them.
     """
     retriever = retrievers.get(spec, **options)  # an unknown spec fails first, before any loading
     kinds = ladder_kinds(ws, ladder)
@@ -91,7 +121,8 @@ def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT
         retriever.check()  # load models now: a missing one fails before anything is written
         if progress:
             progress(f"loading {spec}", 1.0)
-        name = name or default_name(spec, k, options.get("chunk_size"), kinds)
+        name = name or default_name(spec, k, options.get("chunk_size"), kinds, options.get("ann"),
+                                    options.get("vector_dtype"))
         config = {"spec": spec, "retriever": retriever.config(), "k": k,
                   "ladder": {r.name: r.membership_hash for r in lad.rungs}}
         clamped = {n: v for n, v in k_per_rung(lad.rungs, k).items() if v < k}
@@ -103,16 +134,19 @@ def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT
 def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, config: dict[str, Any], kinds: tuple[str, ...],
          selected: list, ks: dict[str, int], progress: Progress | None, batch_size: int) -> str:
     """The run itself, under the writer lock: what is finished is read after the lock is held."""
-    if {r.name: r.membership_hash for r in ladder_mod.load(ws, kind=kinds).rungs} != config["ladder"]:
+    hashes = config["ladder"]
+    if {r.name: r.membership_hash for r in ladder_mod.load(ws, kind=kinds).rungs} != hashes:
         raise EmbSError("the ladder was rebuilt while this eval waited for the writer lock",
                         fix="run the eval again: it will use the new ladder.")
     existing = runs.get_run(ws, name)
-    if existing is not None:
-        old = existing["config"].get("ladder", {})
-        if old != config["ladder"]:
-            raise EmbSError(f"run {name!r} was made on another ladder (the ladder was rebuilt since; membership "
-                            "hashes differ)",
-                            fix=f"pass a new --name, or delete the old run first (`emb-s runs delete {name}`).")
+    config = dict(config, ladder=_ladder_identity(existing, name, hashes))
+    if existing is not None:  # the same run on another ladder kind: its rungs (and clamped Ks) join the identity
+        clamped = {**existing["config"].get("k_per_rung", {}), **config.get("k_per_rung", {})}
+        if clamped:
+            config["k_per_rung"] = clamped
+        if existing["config"] != config and {**existing["config"], "ladder": config["ladder"],
+                                             **({"k_per_rung": clamped} if clamped else {})} == config:
+            runs.update_config(ws, name, config)
     runs.create_run(ws, name, "retriever", config["spec"], config)
 
     done = runs.finished(ws, name)
@@ -123,7 +157,8 @@ def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, config: dict
                 need[qid] = need.get(qid, ()) + (r.name,)
     total = sum(len(v) for v in need.values())
     stage = counted("ranking", total, "(rung, query) pairs")
-    if not total:
+    measure = retriever.can(MEASURED) and not runs.measurements(ws, name)
+    if not total and not measure:
         if progress:
             progress(stage, 1.0)
         return name
@@ -131,6 +166,10 @@ def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, config: dict
     if progress:
         progress(stage, 0.0)
     texts = bank.queries(ws).set_index("qid")["text"]
+    if measure:  # an approximate run is never silently approximate: its recall is stored before any ranking
+        values = retriever.measurements({r.name: r.doc_ids for r in selected},
+                                        {r.name: texts.loc[list(r.qids)].to_dict() for r in selected})
+        runs.save_measurements(ws, name, values)
     members = {r.name: r.doc_ids for r in selected}
     groups: dict[tuple[str, ...], list[str]] = {}
     for qid in sorted(need):

@@ -49,6 +49,7 @@ SHARED = "shared"
 BANK_TABLES = ("documents", "queries")
 BUILT, OFFICIAL, BENIGN = "built", "official", "benign"
 LADDER_KINDS = (BUILT, OFFICIAL, BENIGN)
+BUILD_FLAGS = {OFFICIAL: " --official", BENIGN: " --control benign"}  # the `emb-s ladder build` flag of each kind
 
 RUNGS_SCHEMA = pa.schema(
     [
@@ -132,12 +133,15 @@ class Ladder:
 
     def table(self) -> pd.DataFrame:
         """The rung table printed by ``emb-s ladder show`` and drawn on the Ladder page."""
-        return pd.DataFrame(
+        table = pd.DataFrame(
             [{"rung": r.name, "kind": r.kind, "domain": r.domain or "", "budget": r.budget or "",
               "documents": r.n_documents,
               "tokens": r.n_tokens, "queries": len(r.qids),
               "hn_coverage": _mean_coverage(r), "hash": r.membership_hash[:12]} for r in self.rungs]
         )
+        if any("note" in r.composition for r in self.rungs):  # e.g. a benign twin rung that could not fill
+            table["note"] = [r.composition.get("note", "") for r in self.rungs]
+        return table
 
 
 def _mean_coverage(r: Rung) -> float | str:
@@ -519,16 +523,32 @@ def exists(ws: Workspace, kind: str = BUILT) -> bool:
     return _checked_kind(kind) in kinds(ws)
 
 
-def stale_reason(ws: Workspace, kind: str = BUILT) -> str | None:
-    """Why the stored ladder no longer matches the bank (None when it does, or when it predates this record)."""
+def fingerprint(ws: Workspace, kind: str = BUILT) -> str | None:
+    """The identity of the stored ladder of ``kind`` (its rung names and membership hashes); None when absent.
+    A benign twin records its built ladder's fingerprint (``twin_of``), so rebuilding the built ladder stales it."""
     if not exists(ws, kind):
         return None
-    built = ws.settings.get(setting_key(kind), {}).get("bank")
+    meta = _with_kind(ws.read_pandas("rungs"))
+    meta = meta[meta["ladder"] == kind]
+    pairs = sorted(zip(meta["rung"].tolist(), meta["membership_hash"].tolist()))
+    return hashlib.sha256(json.dumps(pairs).encode()).hexdigest()
+
+
+def stale_reason(ws: Workspace, kind: str = BUILT) -> str | None:
+    """Why the stored ladder no longer matches the bank (None when it does, or when it predates this record); a
+    twin is also stale when the ladder it twins was rebuilt since."""
+    if not exists(ws, kind):
+        return None
+    settings = ws.settings.get(setting_key(kind), {})
+    built = settings.get("bank")
     if not built:
         return None
     now = bank_state(ws)
     changed = [t for t in BANK_TABLES if built["tables"].get(t) != now["tables"].get(t)]
     if not changed:
+        if settings.get("twin_of") and settings["twin_of"] != fingerprint(ws, BUILT):
+            return ("the built ladder it is the twin of was rebuilt since (or removed); rebuild the twin: "
+                    "`emb-s ladder build --control benign`")
         return None
     return (f"the ladder was built from the bank at workspace version {built['version']}; the bank's "
             f"{' and '.join(changed)} changed since (now version {now['version']}: an import, `emb-s collide --apply` "
@@ -549,12 +569,13 @@ def load(ws: Workspace, allow_stale: bool = False, kind: str | tuple[str, ...] |
             what = "ladder" if k == BUILT else f"{k} ladder"
             raise EmbSError(f"the workspace {ws.path} has no {what} yet",
                             fix="run `emb-s ladder build --workspace DIR` first." if k == BUILT else
-                            f"build it first: `emb-s ladder build --workspace DIR` with the option for the {k} ladder; it holds: "
+                            f"build it first: `emb-s ladder build --workspace DIR{BUILD_FLAGS[k]}`; it holds: "
                             f"{', '.join(held) or 'none'}.")
         stale = None if allow_stale else stale_reason(ws, k)
         if stale:
             raise EmbSError(f"the {'' if k == BUILT else k + ' '}ladder of {ws.path} is stale: {stale}",
-                            fix="rebuild it: `emb-s ladder build --workspace DIR` (then rerun the evaluations).")
+                            fix=f"rebuild it: `emb-s ladder build --workspace DIR{BUILD_FLAGS.get(k, '')}` (then "
+                                "rerun the evaluations).")
     meta = _with_kind(ws.read_pandas("rungs"))
     meta = meta[meta["ladder"].isin(wanted)]
     meta = meta.assign(_k=meta["ladder"].map(wanted.index)).sort_values(["_k", "order"])

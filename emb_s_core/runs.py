@@ -84,6 +84,23 @@ def create_run(ws: Workspace, name: str, kind: str, system: str, config: dict[st
     return name
 
 
+def update_config(ws: Workspace, name: str, config: dict[str, Any]) -> None:
+    """Replace run ``name``'s configuration in one transaction (a run extended to another ladder kind records the
+    new rungs' membership hashes); everything else about the run stays."""
+    existing = get_run(ws, name)
+    if existing is None:
+        raise EmbSError(f"no run named {name!r}", fix="see `emb-s runs list` for the runs in this workspace.")
+    row = pa.table(
+        {"run": [name], "kind": [existing["kind"]], "system": [existing["system"]],
+         "config": [json.dumps(config, sort_keys=True, default=str)], "created_at": [existing["created_at"]]},
+        schema=RUNS_SCHEMA,
+    )
+    quoted = name.replace("'", "''")
+    with ws.transaction():
+        ws.delete_rows("runs", f"run = '{quoted}'")
+        ws.write("runs", row, schema=RUNS_SCHEMA)
+
+
 def delete_run(ws: Workspace, name: str) -> None:
     if get_run(ws, name) is None:
         raise EmbSError(f"no run named {name!r}", fix="see `emb-s runs list` for the runs in this workspace.")
@@ -91,6 +108,7 @@ def delete_run(ws: Workspace, name: str) -> None:
     with ws.transaction():
         ws.delete_rows("runs", f"run = '{quoted}'")
         ws.delete_rows("results", f"run = '{quoted}'")
+        ws.delete_rows(MEASUREMENTS, f"run = '{quoted}'")
 
 
 def finished(ws: Workspace, run: str) -> set[tuple[str, str]]:
@@ -169,3 +187,49 @@ def load_results(ws: Workspace, runs: list[str] | None = None, rungs: list[str] 
     df = ws.read_pandas("results", where=" AND ".join(clauses) or None)
     # a batch re-saved after a crash between commit and bookkeeping keeps its last copy
     return df.drop_duplicates(["run", "rung", "qid"], keep="last").reset_index(drop=True)
+
+
+# ------------------------------------------------------------------------------------------- measurements
+#: what a run carries besides its rankings (an approximate search's recall against exact scoring, per rung)
+MEASUREMENTS = "run_measurements"
+MEASUREMENTS_SCHEMA = pa.schema([pa.field("run", pa.string(), nullable=False), pa.field("values", pa.string()),
+                                 pa.field("measured_at", pa.string())])
+
+
+def save_measurements(ws: Workspace, run: str, values: dict[str, Any]) -> None:
+    """Store ``values`` (JSON-able) with run ``run``, replacing what it had."""
+    if get_run(ws, run) is None:
+        raise EmbSError(f"no run named {run!r}", fix="see `emb-s runs list` for the runs in this workspace.")
+    quoted = run.replace("'", "''")
+    row = pa.table({"run": [run], "values": [json.dumps(values, sort_keys=True, default=str)],
+                    "measured_at": [_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")]},
+                   schema=MEASUREMENTS_SCHEMA)
+    with ws.transaction():
+        ws.delete_rows(MEASUREMENTS, f"run = '{quoted}'")
+        ws.write(MEASUREMENTS, row, schema=MEASUREMENTS_SCHEMA)
+
+
+def measurements(ws: Workspace, run: str | None = None) -> dict[str, dict[str, Any]]:
+    """run → its stored measurements (all runs, or just ``run``); runs without any are absent."""
+    if not ws.has_table(MEASUREMENTS):
+        return {}
+    where = None if run is None else "run = '" + run.replace("'", "''") + "'"
+    table = ws.read(MEASUREMENTS, where=where)
+    return {r: json.loads(v) for r, v in zip(table["run"].to_pylist(), table["values"].to_pylist())}
+
+
+def approximate_summary(values: dict[str, Any]) -> str:
+    """One line for listings: '' for an exact run, else the ANN recall@10 against exact scoring (min over rungs)."""
+    found = [values] if "ann_recall@10" in values else [v for v in values.values()
+                                                         if isinstance(v, dict) and "ann_recall@10" in v]
+    parts = []
+    for v in found:
+        recall = v["ann_recall@10"]
+        ann_rungs = [r for r, how in v.get("ann_scoring", {}).items() if how == "ann"]
+        low = min(recall.values()) if recall else float("nan")
+        fallback = [v.get("ann_exact_fallback_share", {}).get(r, 0.0) for r in ann_rungs]
+        parts.append(f"ANN: recall@10 vs exact min {low:.3f} over {len(recall)} rungs "
+                     f"({len(ann_rungs)} searched approximately"
+                     + (f"; up to {max(fallback):.0%} of their sampled queries fell back to exact scoring"
+                        if fallback and max(fallback) > 0 else "") + ")")
+    return "; ".join(parts)

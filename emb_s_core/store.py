@@ -320,14 +320,18 @@ class Workspace:
             tbl.checkout(version)
         return tbl
 
-    def read(self, name: str, columns: list[str] | None = None, where: str | None = None) -> pa.Table:
-        """Rows of table ``name`` at its committed version (the Lance dataset read directly, without lancedb)."""
+    def dataset(self, name: str):
+        """The Lance dataset of table ``name`` at its committed version (read directly, without lancedb): for
+        streaming reads in batches or row ranges."""
         if not self.has_table(name):
             raise EmbSError(f"the workspace {self.path} has no table {name!r}", fix=_fix_for(name))
         import lance
 
-        dataset = lance.dataset(str(self.path / "lance" / f"{name}.lance"), version=self._manifest["tables"][name])
-        return dataset.to_table(columns=columns, filter=where)
+        return lance.dataset(str(self.path / "lance" / f"{name}.lance"), version=self._manifest["tables"][name])
+
+    def read(self, name: str, columns: list[str] | None = None, where: str | None = None) -> pa.Table:
+        """Rows of table ``name`` at its committed version (the Lance dataset read directly, without lancedb)."""
+        return self.dataset(name).to_table(columns=columns, filter=where)
 
     def read_pandas(self, name: str, columns: list[str] | None = None, where: str | None = None) -> pd.DataFrame:
         return self.read(name, columns, where).to_pandas()
@@ -414,6 +418,12 @@ class Workspace:
         if name in self._existing_tables():
             self.db.open_table(name).delete(where)
             self._touched.add(name)
+
+    def create_vector_index(self, name: str, **options: object) -> None:
+        """Build a LanceDB vector index on table ``name`` (``Table.create_index`` options); a new table version."""
+        self._require_transaction()
+        self.db.open_table(name).create_index(**options)
+        self._touched.add(name)
 
     def set_setting(self, key: str, value: object) -> None:
         self._require_transaction()

@@ -12,6 +12,8 @@ from ui import data, state, widgets
 from ui.safe import md
 
 DRILL = "pages/3_Query_drilldown.py"
+EXPLAIN = "pages/8_Explain.py"
+
 
 view = widgets.analysis_view("Overview")
 path, v, metric, lad, run_names = view.path, view.v, view.metric, view.ladder, view.run_names
@@ -31,18 +33,27 @@ if not chosen:
     st.info("Pick at least one run above.")
     st.stop()
 
+twin = st.toggle("Benign twin beside each run (the needle's illusion)", value=True, key="twin",
+                 help="Rows '<run> · benign': the same queries and gold on the benign twin ladder, whose other "
+                      "documents are irrelevant to every query (build it with `emb-s ladder build --control "
+                      "benign`, evaluate with `emb-s eval --ladder both`). Dashed on the curves.")
 with widgets.guard():
     pq = data.filtered(path, v, domains, tasks, sources, tags)
     if pq.empty:
         st.warning("No query matches the filters in the sidebar: widen the domain, task-type or source filter.")
         st.stop()
-    agg, states, cols = data.overview(path, v, x, metric, tuple(chosen), domains, tasks, sources, tags)
+    view_data = data.illusion_overview(path, v, x, metric, tuple(chosen), domains, tasks, sources, twin, tags)
+agg, states, cols = view_data["agg"], view_data["states"], view_data["columns"]
+rows, twins, eff = view_data["rows"], view_data["twins"], view_data["effective"]
+if twin and not twins:
+    st.caption("No run has benign-twin results yet: `emb-s ladder build --control benign`, then "
+               "`emb-s eval -r SPEC --ladder both`.")
 
 n_q = int(pq["qid"].nunique())
 cap = style.caption(widgets.bank_name(path), cols, metrics.metric(metric).k, n_q,
                     extra="filtered" if (domains or tasks or sources != "all" or tags) else None)
 n_missing, missing = views.unscored(states)
-fig = heatmap.heatmap(agg, states, metric, chosen, cols, x=x, caption=cap)
+fig = heatmap.heatmap(agg, states, metric, rows, cols, x=x, caption=cap)
 event = st.plotly_chart(fig, theme=None, key="heat", on_select="rerun", selection_mode="points", width="stretch")
 widgets.figure_downloads(fig, f"heatmap_{metric}", "heat")
 unfinished = run_state.not_complete(data.run_states(path, v))
@@ -60,6 +71,8 @@ if points:
     run_hit, col_hit = html.unescape(str(p.get("y"))), html.unescape(str(p.get("x")))
     if run_hit in chosen and col_hit in cols:
         st.switch_page(DRILL, query_params=state.carried(run=run_hit, rung=col_hit))
+    if run_hit in twins and col_hit in cols:  # a twin cell opens the twin rung of its run
+        st.switch_page(DRILL, query_params=state.carried(run=twins[run_hit], rung=f"benign:{col_hit}"))
 
 with st.expander("Open the failures of one cell", expanded=False):
     a, b = st.columns(2)
@@ -68,16 +81,38 @@ with st.expander("Open the failures of one cell", expanded=False):
     st.page_link(DRILL, label=f"Failures of {md(run_pick, one_line=True)} at {md(col_pick, one_line=True)} →",
                  icon="🔍",
                  query_params=state.carried(run=run_pick, rung=col_pick))
+    if x == "rung":  # a drop from this rung to a larger one: what displaced the gold
+        st.page_link(EXPLAIN, label="What displaced the gold from this rung on →", icon="🧭",
+                     query_params=state.carried(run=run_pick, **{"from": col_pick}))
 
 st.subheader("Degradation across the ladder")
-fig2 = curves.curves(agg, states, metric, chosen, cols, x=x, caption=cap)
+lines = {r.run: (r.threshold, f"{r.run}: effective scale {r.effective}") for r in eff.itertuples()} \
+    if metric == "SR@10" and x == "scale" else None
+fig2 = curves.curves(agg, states, metric, rows, cols, x=x, caption=cap, twins=twins, thresholds=lines)
+if lines:
+    st.caption("Dotted: each run's effective-scale threshold, 0.85 × its SR@10 on the base scale; its effective "
+               "scale is the largest scale before SR@10 first falls below that line.")
 st.plotly_chart(fig2, theme=None, key="curves", width="stretch")
 widgets.figure_downloads(fig2, f"curves_{metric}", "curves")
 
 st.subheader("Table")
-table = views.overview_table(agg, states, metric, x, chosen)
+table = view_data["table"]
 st.dataframe(table, hide_index=True, width="stretch")
 widgets.table_downloads(table, f"overview_{metric}", "overview")
+
+if twins:
+    st.subheader("The illusion gap: benign twin − adversarial ladder")
+    st.caption(f"{metric} on the benign twin minus {metric} on the built ladder, over the same queries of each "
+               "rung; paired bootstrap 95% interval and sign-flip randomization p-value.")
+    with widgets.guard():
+        gap = data.illusion_gap(path, v, tuple(chosen), metric, domains, tasks, sources, tags)
+    st.dataframe(gap.drop(columns=["test"]), hide_index=True, width="stretch")
+    widgets.table_downloads(gap, f"illusion_gap_{metric}", "gap")
+if len(eff):
+    st.subheader("Effective scale")
+    st.caption("The largest scale at which SR@10 stays at or above 0.85 × its base-scale value (domain rungs "
+               "pooled); '≥ full' when it never falls below. Interval: bootstrap over queries, 95%.")
+    st.dataframe(eff.drop(columns=["values"]), hide_index=True, width="stretch")
 
 paper = st.toggle("Paper table (Table 3: R@1 / SR@10 / FR@10 per scale, reranking under its base)",
                   value=state.get("paper") == "1", key="url_paper")

@@ -138,7 +138,8 @@ if row["status"] != OK:
     st.info(f"{md(run_sel)} has no ranking at {md(rung_sel)}: {md(row['status'].replace('_', ' '))}.")
     st.stop()
 meta = data.documents_meta(path, v)
-top = drilldown.top_k(row["doc_ids"], row["scores"], gold, negs, meta, k=int(topn))
+highlight = [int(d) for d in state.get_list("hl") if d.lstrip("-").isdigit()]  # from the Explain page
+top = drilldown.top_k(row["doc_ids"], row["scores"], gold, negs, meta, k=int(topn), highlight=highlight)
 st.dataframe(top, hide_index=True, width="stretch",
              column_config={"score": st.column_config.NumberColumn(format="%.4f")})
 widgets.table_downloads(top, f"top{topn}_{qid}_{run_sel}_{rung_sel}", "top")

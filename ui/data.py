@@ -203,6 +203,31 @@ def run_states(path: str, v: int) -> pd.DataFrame:
     return run_state.states(results(path, v), get_ladder(path, v), run_table(path, v)["run"].tolist())
 
 
+@st.cache_resource(max_entries=64, show_spinner="Aggregating with bootstrap intervals…")
+def illusion_overview(path: str, v: int, x: str, metric: str, run_names: tuple[str, ...], domains: tuple[str, ...],
+                      tasks: tuple[str, ...], sources: str, twin: bool, tags: tuple[str, ...] = ()) -> dict:
+    """``analysis.illusion.overview``: the Overview's inputs with benign-twin rows and effective scale; cached."""
+    from emb_s_core.analysis import illusion
+
+    return illusion.overview(filtered(path, v, domains, tasks, sources, tags), get_ladder(path, v), metric, x,
+                             list(run_names), twin=twin)
+
+
+@st.cache_resource(max_entries=32, show_spinner="Paired tests, benign twin against the adversarial ladder…")
+def illusion_gap(path: str, v: int, run_names: tuple[str, ...], metric: str, domains: tuple[str, ...],
+                 tasks: tuple[str, ...], sources: str, tags: tuple[str, ...] = ()) -> pd.DataFrame:
+    from emb_s_core.analysis import illusion
+
+    return illusion.gap_or_empty(filtered(path, v, domains, tasks, sources, tags), list(run_names), metric)
+
+
+@st.cache_data(max_entries=64, show_spinner="Attributing the displaced gold documents…")
+def explain_cell(path: str, v: int, run: str, rung_from: str, rung_to: str, k: int) -> dict:
+    """``analysis.explain.explain`` for one cell (the Explain page)."""
+    from emb_s_core.analysis import explain
+
+    return explain.explain(_ws(path, v), run, rung_from, rung_to, k)
+
 @st.cache_resource(max_entries=32, show_spinner="Paired tests of every run against the baseline…")
 def leaderboard(path: str, v: int, metric: str, baseline: str, correction: str, x: str, run_names: tuple[str, ...],
                 domains: tuple[str, ...], tasks: tuple[str, ...], sources: str, tags: tuple[str, ...] = ()):

@@ -86,21 +86,26 @@ def rank_table(results: pd.DataFrame, gold: list[int], negatives: list[int], run
     return pd.DataFrame(rows, columns=["run", "rung", "status", *labels])
 
 
-def top_k(doc_ids, scores, gold: list[int], negatives: list[int], documents: pd.DataFrame, k: int = 10
-          ) -> pd.DataFrame:
+def top_k(doc_ids, scores, gold: list[int], negatives: list[int], documents: pd.DataFrame, k: int = 10,
+          highlight: list[int] | tuple[int, ...] = ()) -> pd.DataFrame:
     """The top-``k`` list at one (run, rung): rank, doc_id, mark (gold / hard negative / other), title, source,
-    domain, score. ``documents`` is indexed by doc_id with title, source, domain."""
+    domain, score. ``documents`` is indexed by doc_id with title, source, domain. ``highlight`` (documents that
+    displaced the gold, from ``analysis.explain``) adds a ``displaced the gold`` column."""
     ids = [int(d) for d in (doc_ids if doc_ids is not None else [])][:k]
     sc = list(scores[:k]) if scores is not None else [np.nan] * len(ids)
     g, n = set(int(x) for x in gold), set(int(x) for x in negatives)
     meta = documents.reindex(ids)
-    return pd.DataFrame({
+    out = pd.DataFrame({
         "rank": range(1, len(ids) + 1), "doc_id": ids, "mark": [_role(d, g, n) for d in ids],
         "title": meta["title"].fillna("").to_numpy() if "title" in meta else "",
         "source": meta["source"].to_numpy() if "source" in meta else "",
         "domain": meta["domain"].to_numpy() if "domain" in meta else "",
         "score": [float(s) if s is not None else np.nan for s in sc],
     })
+    if highlight:
+        marked = {int(d) for d in highlight}
+        out.insert(3, "displaced the gold", [d in marked for d in ids])
+    return out
 
 
 def with_documents(ranked: pd.DataFrame, documents: pd.DataFrame,

@@ -11,8 +11,8 @@ import sys
 
 from emb_s_core.errors import EmbSError
 
-GROUPS = ["bank", "ladder", "demo", "eval", "runs", "report", "use", "figure", "collide", "domains", "leaderboard",
-          "notes", "cases"]
+GROUPS = ["bank", "ladder", "demo", "embed", "eval", "runs", "report", "use", "figure", "collide", "domains",
+          "leaderboard", "notes", "cases", "explain"]
 
 
 def build_parser() -> argparse.ArgumentParser:

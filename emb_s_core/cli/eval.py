@@ -23,7 +23,22 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "EMB_S_RERANK_API_BASE)")
     p.add_argument("--ladder", choices=["built", "official", "benign", "both"], default=None,
                    help="which ladder to evaluate on (default: built when the workspace has one, else official; "
-                        "both = built and its benign twin)")
+                        "benign = the benign twin, added to the run of the same name; both = built and its twin in "
+                        "one pass, the twin reusing the term statistics and cached vectors)")
+    p.add_argument("--memory-cap", default=None, metavar="SIZE",
+                   help="dense: memory for scoring, e.g. 256M or 2G; vectors are streamed from the workspace in "
+                        "blocks under it, results unchanged (default: EMB_S_DENSE_MEMORY_CAP or 1/8 of RAM)")
+    p.add_argument("--vector-dtype", choices=["float32", "float16"], default=None,
+                   help="dense: how cached vectors are stored (float16 halves disk and I/O; part of the run's "
+                        "identity)")
+    p.add_argument("--ann", choices=["ivf_pq", "ivf_hnsw_sq"], default=None,
+                   help="dense: approximate search with a LanceDB index (opt-in; the run stores its recall@10 "
+                        "against exact scoring per rung)")
+    p.add_argument("--ann-depth", type=int, default=None, help="ANN: candidate chunks per query (default 1000)")
+    p.add_argument("--ann-exact-below", type=int, default=None,
+                   help="ANN: rungs with at most this many documents are scored exactly (default 20000)")
+    p.add_argument("--ann-recall-sample", type=int, default=None,
+                   help="ANN: queries per rung checked against exact scoring (seeded; default 100)")
     p.set_defaults(func=cmd_eval)
 
 
@@ -38,6 +53,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
         options["chunk_size"] = args.chunk
     if args.api_base:
         options["api_base"] = args.api_base
+    if args.memory_cap:
+        options["memory_cap"] = args.memory_cap
+    if args.vector_dtype:
+        options["vector_dtype"] = args.vector_dtype
+    if args.ann:
+        options.update(ann=args.ann, ann_depth=args.ann_depth, ann_exact_below=args.ann_exact_below,
+                       ann_recall_sample=args.ann_recall_sample)
     progress = ProgressBars()
     rungs = [r.strip() for r in args.rungs.split(",") if r.strip()] if args.rungs else None
     try:
@@ -51,4 +73,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     clamped = runs.get_run(ws, name)["config"].get("k_per_rung", {})
     for rung, depth in clamped.items():
         print(f"  rung {rung} holds fewer than k={args.k} documents: ranked whole (k={depth})")
+    approximate = runs.approximate_summary(runs.measurements(ws, name).get(name, {}))
+    if approximate:
+        print(approximate)
     return 0

@@ -20,6 +20,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--reserve", type=int, default=1024, help="prompt/query reserve subtracted from every budget")
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--strict", action="store_true", help="fail when a domain's gold sets do not fit the base rung")
+    b.add_argument("--control", choices=["benign"], default=None,
+                   help="build a control ladder beside the built one instead: 'benign' = its benign twin (same "
+                        "rungs, budgets, queries and gold; the rest irrelevant to every kept query). The built "
+                        "ladder's options are used; the ones above are ignored")
+    b.add_argument("--top-n", type=int, default=20,
+                   help="--control benign: leave out each kept query's top-N documents under the references "
+                        "(default 20)")
+    b.add_argument("--reference", default=None, metavar="SPECS",
+                   help="--control benign: comma-separated reference retrievers (default: bm25 plus every dense "
+                        "retriever whose vectors for the whole bank are cached; a dense one named here is embedded)")
     b.add_argument("--official", action="store_true",
                    help="store an imported EMB-S release's published scales as the official ladder (membership as "
                         "published) instead of building one; the built ladder stays")
@@ -39,7 +49,8 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     if args.official:
         return _build_official(args)
-
+    if args.control == "benign":
+        return _build_twin(args)
     opts = LadderOptions(base=args.base, domain_sizes=tuple(s.strip() for s in args.domain_sizes.split(",")),
                          shared_size=args.shared_size, max_size=args.max_size, encoding=args.encoding,
                          reserve=args.reserve, seed=args.seed, strict=args.strict)
@@ -70,6 +81,19 @@ def _build_official(args: argparse.Namespace) -> int:
         print(f"  dropped {row.qid}: {row.reason}")
     print()
     print_table(ladder.table().to_dict("records"))
+    return 0
+
+
+def _build_twin(args: argparse.Namespace) -> int:
+    from emb_s_core import twin
+    from emb_s_core.store import Workspace
+
+    references = [r.strip() for r in args.reference.split(",") if r.strip()] if args.reference else None
+    lad = twin.build(Workspace(args.workspace), top_n=args.top_n, references=references)
+    for message in lad.messages:
+        print(message)
+    print()
+    print_table(lad.table().to_dict("records"))
     return 0
 
 

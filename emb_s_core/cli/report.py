@@ -33,6 +33,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--wide", action="store_true", help="one row per run (and metric), one column per rung: values only")
     r.add_argument("--keep-undefined", action="store_true",
                    help="also list metrics no query of a cell defines (e.g. R@1 without single-source queries)")
+    r.add_argument("--illusion", action="store_true",
+                   help="print the illusion gap (benign twin − adversarial ladder: SR@10, FR@10, R@1 with paired "
+                        "interval and p) and the effective scale per run and domain instead of the score table")
+    r.add_argument("--fraction", type=float, default=0.85,
+                   help="--illusion: effective scale keeps SR@10 >= FRACTION x its base value (default 0.85)")
     r.set_defaults(func=cmd_report)
     c = sub.add_parser("compare", help="paired test of two runs on every rung both have")
     add_workspace(c)
@@ -101,14 +106,49 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.paper_table:
         return cmd_paper_table(args)
     ws = _open(args.workspace)
+    if args.illusion:
+        return _illusion(ws, args)
     df = report.rows(ws, runs=_split(args.runs), metric_names=_split(args.metrics), by=_split(args.by) or [],
                      n_boot=0 if args.wide else args.n_boot, seed=args.seed, keep_undefined=args.keep_undefined,
                      hn_provenance=_split(args.hn_provenance))
     if args.wide:
         df = report.wide(df, list(dict.fromkeys(df["rung"])))
     _emit(df, args.format, args.out)
+    _approximate_notes(ws, list(dict.fromkeys(df["run"])) if "run" in df else [],
+                       sys.stdout if args.format in (None, "table") and args.out is None else sys.stderr)
     for line in report.bank_notes(ws, _split(args.runs)):
         print(f"note: {line}", file=sys.stderr)
+    return 0
+
+
+def _approximate_notes(ws, run_names: list[str], stream) -> None:
+    """A run scored approximately says so, with its measured recall, wherever its scores are printed."""
+    from emb_s_core import runs
+
+    measured = runs.measurements(ws)
+    for run in run_names:
+        note = runs.approximate_summary(measured.get(run, {}))
+        if note:
+            print(f"note: run {run!r} is approximate — {note}", file=stream)
+
+
+def _illusion(ws, args: argparse.Namespace) -> int:
+    from emb_s_core.analysis import illusion
+
+    gaps, eff = illusion.report(ws, runs=_split(args.runs), fraction=args.fraction, by_domain=True,
+                                n_boot=args.n_boot or 1000, seed=args.seed)
+    eff = eff.drop(columns=["values"])
+    if args.format == "json":
+        from emb_s_core.cli.common import print_json
+
+        print_json({"gap": gaps.to_dict("records"), "effective_scale": eff.to_dict("records")})
+        return 0
+    print("illusion gap = benign twin − adversarial ladder, same queries (paired bootstrap 95% interval, p)")
+    _emit(gaps.drop(columns=["test"]), args.format, None)
+    print()
+    print(f"effective scale: largest scale whose SR@10 stays >= {args.fraction} x its base value "
+          "(domain rungs pooled; '≥ full' = never falls below)")
+    _emit(eff, args.format, None)
     return 0
 
 

@@ -48,12 +48,16 @@ def cmd_list(args: argparse.Namespace) -> int:
     listed = runs.list_runs(ws)
     results = runs.load_results(ws)
     counts = results.groupby("run").size().to_dict() if len(results) else {}
+    measured = runs.measurements(ws)
     rows = [{"run": r.run, "kind": r.kind, "system": r.system, "results": int(counts.get(r.run, 0)),
-             "created_at": r.created_at} for r in listed.itertuples()]
+             "created_at": r.created_at, "approximate": runs.approximate_summary(measured.get(r.run, {}))}
+            for r in listed.itertuples()]
     if args.json:
+        for row in rows:
+            row["measurements"] = measured.get(row["run"], {})
         print_json(rows)
     else:
-        print_table(rows, ["run", "kind", "system", "results", "created_at"])
+        print_table(rows, ["run", "kind", "system", "results", "created_at", "approximate"])
     return 0
 
 

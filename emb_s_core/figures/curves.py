@@ -17,12 +17,24 @@ def _rgba(hex_color: str, alpha: float) -> str:
 
 
 def curves(agg: pd.DataFrame, states: pd.DataFrame, metric: str, runs: list[str], rungs: list[str], *,
-           x: str = "rung", caption: str = "", title: str | None = None) -> go.Figure:
-    """``metric`` per run over ``rungs`` (ladder order); ``states`` from ``analysis.views.cell_states``."""
+           x: str = "rung", caption: str = "", title: str | None = None, twins: dict[str, str] | None = None,
+           thresholds: dict[str, tuple[float, str]] | None = None) -> go.Figure:
+    """``metric`` per run over ``rungs`` (ladder order); ``states`` from ``analysis.views.cell_states``.
+
+    ``twins`` (row name → its run): benign-twin rows, drawn dashed in their run's colour (adversarial solid).
+    ``thresholds`` (run → (value, label)): a dotted horizontal line per run, e.g. the effective-scale threshold.
+    """
+    twins = twins or {}
     a = agg[agg["metric"] == metric].set_index(["run", x])
     st = states.set_index(["run", x])["state"]
-    palette = style.colors(runs)
+    palette = style.colors([r for r in runs if r not in twins])
+    palette.update({t: palette[r] for t, r in twins.items() if r in palette})
     fig = go.Figure()
+    for run, (value, label) in (thresholds or {}).items():
+        if run in palette:
+            fig.add_trace(go.Scatter(x=[rungs[0], rungs[-1]], y=[value, value], mode="lines", name=label,
+                                     legendgroup=run, line=dict(color=palette[run], width=1, dash="dot"),
+                                     hovertemplate=f"{label}<extra></extra>"))
     for run in runs:
         vals, lo, hi, ns = [], [], [], []
         for rung in rungs:
@@ -39,7 +51,8 @@ def curves(agg: pd.DataFrame, states: pd.DataFrame, metric: str, runs: list[str]
                                  fillcolor=_rgba(color, 0.18), hoverinfo="skip", showlegend=False,
                                  legendgroup=run, connectgaps=False))
         fig.add_trace(go.Scatter(
-            x=rungs, y=vals, mode="lines+markers", name=run, legendgroup=run, line=dict(color=color, width=2.5),
+            x=rungs, y=vals, mode="lines+markers", name=run, legendgroup=run,
+            line=dict(color=color, width=2.5, dash="dash" if run in twins else "solid"),
             marker=dict(size=8), connectgaps=False, customdata=list(zip(ns, lo, hi)),
             hovertemplate=(f"{style.text(run)}<br>rung %{{x}}<br>{metric} = %{{y:.3f}}<br>n = %{{customdata[0]}}"
                            "<br>95% CI [%{customdata[1]:.3f}, %{customdata[2]:.3f}]<extra></extra>")))

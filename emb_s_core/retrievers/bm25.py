@@ -1,16 +1,21 @@
-"""Sparse BM25 with per-rung statistics (DESIGN.md §3).
+"""Sparse BM25 with per-rung statistics (DESIGN.md §3), in bounded memory.
 
-One term-frequency matrix ``TF`` (documents × vocabulary) is built once over the prepared documents. For a pool P
-(a rung), with ``N = |P|``, ``df_t`` = documents of P containing t, ``avgdl`` = mean length of P's documents:
+One term-frequency matrix ``TF`` (documents × vocabulary) is built once over the prepared documents, streamed from
+the documents table in batches (no list of every text), and kept in compact dtypes: column-major (the postings of a
+term are one slice), int32 document indices, uint16 term frequencies (saturated at 65,535, far past where BM25's
+``tf/(tf + norm)`` stops moving). For a pool P (a rung), with ``N = |P|``, ``df_t`` = documents of P containing t,
+``avgdl`` = mean length of P's documents:
 
     idf_t   = max(0, ln((N − df_t + 0.5) / (df_t + 0.5)))
     w(d, t) = idf_t · tf(d,t)·(k1 + 1) / (tf(d,t) + k1·(1 − b + b·|d| / avgdl))
     score(q, d) = Σ_{t ∈ q} count(t, q) · w(d, t)
 
-``w`` is a sparse matrix per pool (computed once per pool and cached), so a batch of queries is one sparse product
-(Q · Wᵀ): cost grows with the postings of the query terms, not with a Python loop over documents. The idf floor at
-0 is what rank-bm25's ``BM25Okapi(epsilon=0)`` does to negative idf (terms in more than half the pool), which is the
-reference this module is checked against (``bm25-reference``).
+Weights are computed when a rung is scored and only for the postings of the batch's query terms (``df_t`` of those
+terms is counted from the same postings), so no rung's weight matrix is kept: memory is the TF matrix plus, per rung,
+one int32 column map. A batch of queries is then one sparse product per rung, and cost follows the postings of the
+query terms, not a Python loop over documents. The idf floor at 0 is what rank-bm25's ``BM25Okapi(epsilon=0)`` does
+to negative idf (terms in more than half the pool), which is the reference this module is checked against
+(``bm25-reference``).
 """
 from __future__ import annotations
 
@@ -18,13 +23,16 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from emb_s_core.errors import EmbSError
 from emb_s_core.progress import counted
-from emb_s_core.retrievers.base import Ranking, Retriever, documents, pool_key, topk_sparse
+from emb_s_core.retrievers.base import Ranking, Retriever, pool_key, topk_sparse
 from emb_s_core.retrievers.text import tokenize
 from emb_s_core.store import Workspace
 
 K1 = 1.5
 B = 0.75
+READ_BATCH = 8192  # documents tokenized per batch while building the TF matrix
+TF_MAX = np.iinfo(np.uint16).max
 
 
 class BM25(Retriever):
@@ -32,7 +40,8 @@ class BM25(Retriever):
         self.spec = spec
         self.k1 = k1
         self.b = b
-        self._weights: dict[str, Any] = {}
+        self._pools: dict[str, tuple[np.ndarray, int, float]] = {}
+        self._pool_objects: dict[int, tuple[np.ndarray, tuple[np.ndarray, int, float]]] = {}
 
     def config(self) -> dict[str, Any]:
         return {"spec": self.spec, "k1": self.k1, "b": self.b, "tokenizer": "lower-\\w+-stopwords-v1",
@@ -41,46 +50,79 @@ class BM25(Retriever):
     def prepare(self, ws: Workspace, doc_ids: np.ndarray, progress=None) -> None:
         from scipy import sparse
 
-        self.doc_ids, texts, _ = documents(ws, doc_ids)
+        wanted = None if doc_ids is None else np.unique(np.asarray(doc_ids, dtype=np.int64))
         vocab: dict[str, int] = {}
-        cols: list[int] = []
-        lengths = np.empty(len(texts), np.int64)
-        stage = counted("indexing", len(texts), "documents", "BM25 term frequencies")
-        for i, text in enumerate(texts):
-            if progress and i % 4096 == 0:
-                progress(stage, i / max(len(texts), 1))
-            toks = tokenize(text)
-            lengths[i] = len(toks)
-            cols.extend(vocab.setdefault(t, len(vocab)) for t in toks)
-        rows = np.repeat(np.arange(len(texts)), lengths)
-        self.tf = sparse.csr_matrix((np.ones(len(cols), np.float64), (rows, np.asarray(cols, np.int64))),
-                                    shape=(len(texts), max(len(vocab), 1)))
-        self.tf.sum_duplicates()
+        ids, lengths, nnz, indices, data = [], [], [], [], []
+        table = ws.dataset("documents")
+        n_docs = len(wanted) if wanted is not None else table.count_rows()
+        stage = counted("indexing", n_docs, "documents", "BM25 term frequencies")
         if progress:
-            progress(stage, 1.0)
+            progress(stage, 0.0)
+        seen = 0
+        for batch in table.to_batches(columns=["doc_id", "title", "text"], batch_size=READ_BATCH):
+            batch_ids = batch.column("doc_id").to_numpy()
+            if wanted is not None:
+                keep = np.isin(batch_ids, wanted)
+                batch, batch_ids = batch.filter(keep), batch_ids[keep]
+            if not len(batch_ids):
+                continue
+            row_nnz, row_len, cols, tfs = _term_counts(batch.column("title").to_pylist(),
+                                                       batch.column("text").to_pylist(), vocab)
+            ids.append(batch_ids)
+            seen += len(batch_ids)
+            if progress:
+                progress(stage, min(1.0, seen / max(n_docs, 1)))
+            lengths.append(row_len)
+            nnz.append(row_nnz)
+            indices.append(cols)
+            data.append(tfs)
+        doc_order = np.concatenate(ids) if ids else np.empty(0, np.int64)
+        if wanted is not None and len(doc_order) != len(wanted):
+            missing = np.setdiff1d(wanted, doc_order)[:5].tolist()
+            raise EmbSError(f"document id(s) {missing} are not in the workspace's bank",
+                            fix="rebuild the ladder (`emb-s ladder build`) after changing the bank.")
+        indptr = np.zeros(len(doc_order) + 1, np.int64)
+        np.cumsum(np.concatenate(nnz) if nnz else [], out=indptr[1:])
+        by_doc = sparse.csr_matrix((np.concatenate(data) if data else np.empty(0, np.uint16),
+                                    np.concatenate(indices) if indices else np.empty(0, np.int32), indptr),
+                                   shape=(len(doc_order), max(len(vocab), 1)))
+        del data, indices
+        order = np.argsort(doc_order, kind="stable")
+        if not np.array_equal(order, np.arange(len(order))):  # documents table not in id order: sort the rows
+            by_doc = by_doc[order]
+        self.doc_ids = doc_order[order].astype(np.int64)
+        self.lengths = np.concatenate(lengths)[order] if lengths else np.empty(0, np.int32)
+        self.postings = by_doc.tocsc()  # documents × vocabulary, column-major: a term's postings are one slice
+        self.postings.indices = self.postings.indices.astype(np.int32, copy=False)
         self.vocab = vocab
-        self.lengths = lengths
-        self._weights = {}
+        self._pools, self._pool_objects = {}, {}
 
-    def _pool_weights(self, positions: np.ndarray):
-        """Wᵀ (vocabulary × pool documents) with the pool's own df and avgdl; cached per pool."""
-        from scipy import sparse
+    @property
+    def tf(self):
+        """The term-frequency matrix (documents × vocabulary, CSC, uint16 counts)."""
+        return self.postings
 
+    def _pool_of(self, ids: np.ndarray) -> tuple[np.ndarray, int, float]:
+        """:meth:`_pool` of a pool given by its ids; the same array object (evaluate passes each rung's membership
+        array to every batch) is recognised without re-hashing it, which at a million documents per rung is what
+        a batch would otherwise spend its time on."""
+        hit = self._pool_objects.get(id(ids))
+        if hit is not None and hit[0] is ids:
+            return hit[1]
+        stats = self._pool(self.positions(ids))
+        self._pool_objects[id(ids)] = (ids, stats)
+        return stats
+
+    def _pool(self, positions: np.ndarray) -> tuple[np.ndarray, int, float]:
+        """(column of each prepared document in the pool or -1, N, avgdl): the only per-rung state kept."""
         key = pool_key(positions)
-        if key not in self._weights:
-            sub = self.tf[positions]
-            n = sub.shape[0]
-            df = np.bincount(sub.indices, minlength=sub.shape[1])
-            idf = np.maximum(0.0, np.log(n - df + 0.5) - np.log(df + 0.5))
+        if key not in self._pools:
+            column = np.full(len(self.doc_ids), -1, np.int32)
+            column[positions] = np.arange(len(positions), dtype=np.int32)
+            n = len(positions)
             dl = self.lengths[positions].astype(np.float64)
-            avgdl = dl.sum() / n if n else 1.0
-            row_of = np.repeat(np.arange(n), np.diff(sub.indptr))
-            tf = sub.data
-            norm = self.k1 * (1 - self.b + self.b * dl[row_of] / (avgdl or 1.0))
-            data = idf[sub.indices] * tf * (self.k1 + 1) / (tf + norm)
-            w = sparse.csr_matrix((data, sub.indices, sub.indptr), shape=sub.shape)
-            self._weights[key] = w.T.tocsr()
-        return self._weights[key]
+            self._pools[key] = (column, n, dl.sum() / n if n else 1.0)
+        return self._pools[key]
 
     def query_matrix(self, queries: list[str]):
         """Query term counts (n_queries × vocabulary); words outside the vocabulary score nothing."""
@@ -93,14 +135,59 @@ class BM25(Retriever):
                 if j is not None:
                     rows.append(i)
                     cols.append(j)
-        return sparse.csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(queries), self.tf.shape[1]))
+        return sparse.csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(queries), self.postings.shape[1]))
+
+    def _postings_of(self, terms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(term index into ``terms``, document position, tf as float64) of every posting of ``terms``."""
+        p = self.postings
+        starts, ends = p.indptr[terms], p.indptr[terms + 1]
+        counts = ends - starts
+        total = int(counts.sum())
+        if not total:
+            return np.empty(0, np.int64), np.empty(0, np.int32), np.empty(0, np.float64)
+        offsets = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64), counts)
+        take = offsets + np.arange(total)
+        return np.repeat(np.arange(len(terms)), counts), p.indices[take], p.data[take].astype(np.float64)
 
     def rank(self, queries: list[str], pools: Mapping[str, np.ndarray], k: int) -> dict[str, Ranking]:
+        from scipy import sparse
+
         qm = self.query_matrix(queries)
+        terms = np.unique(qm.indices)
+        q_terms = qm[:, terms].tocsr()
+        term_of, doc_of, tf = self._postings_of(terms)
         out = {}
         for name, ids in pools.items():
             ids = np.asarray(ids, dtype=np.int64)
-            scores = (qm @ self._pool_weights(self.positions(ids))).tocsr()
+            column, n, avgdl = self._pool_of(ids)
+            col = column[doc_of]
+            keep = col >= 0
+            t, c, f = term_of[keep], col[keep], tf[keep]
+            df = np.bincount(t, minlength=len(terms))
+            idf = np.maximum(0.0, np.log(n - df + 0.5) - np.log(df + 0.5))
+            dl = self.lengths[doc_of[keep]].astype(np.float64)
+            norm = self.k1 * (1 - self.b + self.b * dl / (avgdl or 1.0))
+            w = sparse.csr_matrix((idf[t] * f * (self.k1 + 1) / (f + norm), (t, c)), shape=(len(terms), n))
+            scores = (q_terms @ w).tocsr()
             scores.sum_duplicates()
             out[name] = topk_sparse(scores, ids, k)
         return out
+
+
+def _term_counts(titles: list, texts: list, vocab: dict[str, int]
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """For one batch of documents: (distinct terms per document, tokens per document, term ids, tf uint16), the
+    term ids of each document ascending. New words are added to ``vocab``."""
+    from emb_s_core.schema import render_document
+
+    lengths = np.empty(len(texts), np.int64)
+    cols: list[int] = []
+    for i, (title, text) in enumerate(zip(titles, texts)):
+        toks = tokenize(render_document(title, text))
+        lengths[i] = len(toks)
+        cols.extend(vocab.setdefault(t, len(vocab)) for t in toks)
+    rows = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
+    keys, tf = np.unique((rows << 32) | np.asarray(cols, np.int64), return_counts=True)
+    row_nnz = np.bincount((keys >> 32).astype(np.int64), minlength=len(texts))
+    return (row_nnz, lengths.astype(np.int32), (keys & 0xFFFFFFFF).astype(np.int32),
+            np.minimum(tf, TF_MAX).astype(np.uint16))

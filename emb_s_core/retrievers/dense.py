@@ -2,90 +2,203 @@
 
 Embeddings are computed once per (model, chunk size) per document *content* and cached in the workspace, one LanceDB
 table per model key (``content_hash, chunk, vector``): a second evaluation, a new rung or a rebuilt ladder embeds
-nothing new. Scoring is one batched matrix product ``Q · Eᵀ`` (queries × chunks); a document scores as its best chunk
-(MaxP: ``s(q, d) = max_c ⟨q, e_c⟩``), then each rung's top-K is taken by membership mask (DESIGN.md §3).
+nothing new. Scoring streams that table in blocks under a memory cap (:mod:`~emb_s_core.retrievers.blocks`): per
+block one matrix product ``Q · Eᵀ``, a document scores as its best chunk (MaxP: ``s(q, d) = max_c ⟨q, e_c⟩``), then
+each rung's top-K is taken by membership mask (DESIGN.md §3). Vectors may be stored as float16 (half the disk and
+I/O; scores are computed in float32), a separate cache table filled from the float32 one when that exists.
 """
 from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from emb_s_core.errors import EmbSError
 from emb_s_core.progress import counted
-from emb_s_core.retrievers.base import EMBEDDINGS, Retriever, documents
+from emb_s_core.retrievers import ann as ann_mod
+from emb_s_core.retrievers.base import EMBEDDINGS, MEASURED, Ranking, Retriever, pool_key, topk
+from emb_s_core.retrievers.blocks import BlockScorer, parse_cap
 from emb_s_core.retrievers.embedders import Embedder
 from emb_s_core.store import Workspace
 
 WRITE_EVERY = 1024  # documents embedded per committed cache batch (an interrupted prepare keeps these)
 ENCODE_STEP = 128  # chunks encoded per call between two progress reports (a 2-core CPU does ~20-60 per second)
+VECTOR_DTYPES = {"float32": pa.float32(), "float16": pa.float16()}
 
 
-def cache_table(key: str, chunk_size: int) -> str:
+def cache_table(key: str, chunk_size: int, dtype: str = "float32") -> str:
     slug = re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")[-40:]
     digest = hashlib.sha1(f"{key}|{chunk_size}".encode()).hexdigest()[:8]
-    return f"emb_{slug}_c{chunk_size}_{digest}"
+    return f"emb_{slug}_c{chunk_size}_{digest}" + ("" if dtype == "float32" else "_f16")
 
 
-def _schema(dim: int) -> pa.Schema:
+def _schema(dim: int, dtype: str = "float32") -> pa.Schema:
     return pa.schema([pa.field("content_hash", pa.string()), pa.field("chunk", pa.int32()),
-                      pa.field("vector", pa.list_(pa.float32(), dim))])
+                      pa.field("vector", pa.list_(VECTOR_DTYPES[dtype], dim))])
 
 
-def embed_documents(ws: Workspace, embedder: Embedder, chunk_size: int, hashes: list[str], texts: list[str],
-                    progress: Callable[[str, float], None] | None = None) -> tuple[np.ndarray, np.ndarray, int]:
-    """Chunk vectors of the given documents (computing only the uncached ones) and, per vector, the index of its
-    document in ``hashes``. Returns (vectors sorted by document then chunk, owner index, number of chunks embedded)."""
-    table = cache_table(embedder.key, chunk_size)
-    cached = set(ws.read(table, ["content_hash"])["content_hash"].to_pylist()) if ws.has_table(table) else set()
-    todo: dict[str, str] = {}
-    for h, t in zip(hashes, texts):
-        if h not in cached and h not in todo:
-            todo[h] = t
-    items = list(todo.items())
-    embedded = 0
-    stage = counted("embedding", len(items), "documents", embedder.key)
-    if items and progress:
+def document_hashes(ws: Workspace, doc_ids: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted doc ids, their content hashes) of ``doc_ids`` (all documents when None), without reading texts."""
+    docs = ws.read("documents", ["doc_id", "content_hash"])
+    ids = docs["doc_id"].to_numpy()
+    order = np.argsort(ids, kind="stable")
+    ids = ids[order]
+    hashes = docs["content_hash"].to_numpy(zero_copy_only=False)[order]
+    if doc_ids is not None:
+        wanted = np.unique(np.asarray(doc_ids, dtype=np.int64))
+        keep = np.isin(ids, wanted)
+        if keep.sum() != len(wanted):
+            missing = np.setdiff1d(wanted, ids)[:5].tolist()
+            raise EmbSError(f"document id(s) {missing} are not in the workspace's bank",
+                            fix="rebuild the ladder (`emb-s ladder build`) after changing the bank.")
+        ids, hashes = ids[keep], hashes[keep]
+    return ids.astype(np.int64), hashes
+
+
+def cached_hashes(ws: Workspace, table: str) -> pa.Array:
+    """Content hashes that have vectors in cache table ``table`` (one entry per chunk)."""
+    if not ws.has_table(table):
+        return pa.array([], pa.string())
+    return ws.read(table, ["content_hash"])["content_hash"].combine_chunks()
+
+
+def missing_count(ws: Workspace, table: str, hashes: np.ndarray) -> int:
+    """Distinct document contents among ``hashes`` without vectors in ``table``."""
+    unique = pa.array(np.unique(np.asarray(hashes, dtype=object).astype(str)), pa.string())
+    if not len(unique) or not ws.has_table(table):
+        return len(unique)
+    have = pc.sum(pc.is_in(unique, value_set=cached_hashes(ws, table))).as_py() or 0
+    return len(unique) - int(have)
+
+
+def missing_documents(ws: Workspace, table: str, doc_ids: np.ndarray | None,
+                      batch: int = WRITE_EVERY) -> Iterator[list[tuple[str, str]]]:
+    """(content hash, rendered text) of the documents of ``doc_ids`` with no vectors in ``table``, each content once,
+    in lists of ``batch``; streamed from the documents table, so no copy of every text is held. The local embedder
+    and the Ray engine both read their work from here."""
+    from emb_s_core.schema import render_document
+
+    cached = cached_hashes(ws, table)
+    wanted = None if doc_ids is None else np.unique(np.asarray(doc_ids, dtype=np.int64))
+    seen: set[str] = set()
+    todo: list[tuple[str, str]] = []
+    for part in ws.dataset("documents").to_batches(columns=["doc_id", "title", "text", "content_hash"],
+                                                   batch_size=4096):
+        keep = ~pc.is_in(part.column("content_hash"), value_set=cached).to_numpy(zero_copy_only=False)
+        if wanted is not None:
+            keep &= np.isin(part.column("doc_id").to_numpy(), wanted)
+        if not keep.any():
+            continue
+        rows = part.filter(pa.array(keep))
+        for h, title, text in zip(rows.column("content_hash").to_pylist(), rows.column("title").to_pylist(),
+                                  rows.column("text").to_pylist()):
+            if h in seen:
+                continue
+            seen.add(h)
+            todo.append((h, render_document(title, text)))
+            if len(todo) == batch:
+                yield todo
+                todo = []
+    if todo:
+        yield todo
+
+
+def write_vectors(ws: Workspace, table: str, hashes: list[str], chunks: list[int], vectors: np.ndarray,
+                  dtype: str = "float32") -> None:
+    """Append chunk vectors to cache table ``table`` in one transaction."""
+    dim = int(vectors.shape[1])
+    batch = pa.table(
+        {"content_hash": hashes, "chunk": pa.array(chunks, pa.int32()),
+         "vector": pa.FixedSizeListArray.from_arrays(
+             pa.array(np.ascontiguousarray(vectors, dtype=np.dtype(dtype)).reshape(-1), VECTOR_DTYPES[dtype]), dim)},
+        schema=_schema(dim, dtype),
+    )
+    with ws.transaction():
+        ws.write(table, batch, schema=_schema(dim, dtype))
+
+
+def embed_chunks(embedder: Embedder, chunk_size: int, part: list[tuple[str, str]],
+                 step: Callable[[float], None] | None = None) -> tuple[list[str], list[int], np.ndarray]:
+    """(hash per chunk, chunk index, vectors) of one list of (content hash, text): MaxP chunking then encode.
+
+    Chunks are encoded in steps of ENCODE_STEP, sorted by length first (each step pads as little as one big call
+    would), and ``step(fraction of this part)`` is called after each, so a progress bar moves from the first second."""
+    pieces = embedder.chunks([t for _, t in part], chunk_size)
+    flat = [c for cs in pieces for c in cs]
+    by_length = np.argsort([len(c) for c in flat], kind="stable")
+    encoded = []
+    for at in range(0, len(flat), ENCODE_STEP):
+        encoded.append(embedder.encode([flat[i] for i in by_length[at: at + ENCODE_STEP]]))
+        if step:
+            step(min(1.0, (at + ENCODE_STEP) / len(flat)))
+    if encoded:
+        vectors = np.empty((len(flat), encoded[0].shape[1]), np.float32)
+        vectors[by_length] = np.concatenate(encoded)
+    else:
+        vectors = embedder.encode(flat)
+    return ([h for (h, _), cs in zip(part, pieces) for _ in cs], [i for cs in pieces for i in range(len(cs))],
+            vectors)
+
+
+def embed_missing(ws: Workspace, embedder: Embedder, chunk_size: int, doc_ids: np.ndarray | None,
+                  hashes: np.ndarray, progress: Callable[[str, float], None] | None = None,
+                  dtype: str = "float32") -> int:
+    """Embed the documents of ``doc_ids`` that have no cached vectors; returns the number of chunks embedded.
+
+    Each batch is committed on its own, so an interrupted run keeps what it finished. A float16 table is filled
+    from the float32 cache where that has the document (a conversion, not a second embedding)."""
+    table = cache_table(embedder.key, chunk_size, dtype)
+    total = missing_count(ws, table, hashes)
+    if not total:
+        return 0
+    if dtype != "float32":
+        _convert_cached(ws, cache_table(embedder.key, chunk_size), table, dtype)
+        total = missing_count(ws, table, hashes)
+    stage = counted("embedding", total, "documents", embedder.key)
+    if progress:
         progress(stage, 0.0)
-    for start in range(0, len(items), WRITE_EVERY):
-        part = items[start: start + WRITE_EVERY]
-        pieces = embedder.chunks([t for _, t in part], chunk_size)
-        flat = [c for cs in pieces for c in cs]
-        # encode in steps so the bar moves from the first second; chunks sorted by length first, so each step pads
-        # as little as one big call would
-        by_length = np.argsort([len(c) for c in flat], kind="stable")
-        encoded = []
-        for at in range(0, len(flat), ENCODE_STEP):
-            encoded.append(embedder.encode([flat[i] for i in by_length[at: at + ENCODE_STEP]]))
-            if progress:
-                done = start + len(part) * min(1.0, (at + ENCODE_STEP) / len(flat))
-                progress(stage, min(1.0, done / len(items)))
-        vecs = np.empty((len(flat), encoded[0].shape[1]), np.float32) if encoded else embedder.encode(flat)
-        if encoded:
-            vecs[by_length] = np.concatenate(encoded)
-        embedded += len(flat)
-        dim = vecs.shape[1]
-        batch = pa.table(
-            {"content_hash": [h for (h, _), cs in zip(part, pieces) for _ in cs],
-             "chunk": [i for cs in pieces for i in range(len(cs))],
-             "vector": pa.FixedSizeListArray.from_arrays(pa.array(vecs.reshape(-1), pa.float32()), dim)},
-            schema=_schema(dim),
-        )
-        with ws.transaction():
-            ws.write(table, batch, schema=_schema(dim))
+    embedded = done = 0
+    for part in missing_documents(ws, table, doc_ids):
+        step = None if progress is None else \
+            (lambda f, done=done, n=len(part): progress(stage, min(1.0, (done + n * f) / total)))
+        chunk_hashes, chunk_index, vectors = embed_chunks(embedder, chunk_size, part, step)
+        write_vectors(ws, table, chunk_hashes, chunk_index, vectors, dtype)
+        embedded += len(chunk_hashes)
+        done += len(part)
         if progress:
-            progress(stage, min(1.0, (start + len(part)) / len(items)))
-    if not hashes:
-        return np.empty((0, getattr(embedder, "dim", 1) or 1), np.float32), np.empty(0, np.int64), embedded
+            progress(stage, min(1.0, done / total))
+    return embedded
+
+
+def _convert_cached(ws: Workspace, source: str, target: str, dtype: str) -> None:
+    """Copy vectors the ``source`` (float32) table has and ``target`` lacks into ``target``, converted to ``dtype``."""
+    if not ws.has_table(source):
+        return
+    have = cached_hashes(ws, target)
+    for part in ws.dataset(source).to_batches(columns=["content_hash", "chunk", "vector"], batch_size=65536):
+        keep = ~pc.is_in(part.column("content_hash"), value_set=have).to_numpy(zero_copy_only=False)
+        if not keep.any():
+            continue
+        part = part.filter(pa.array(keep))
+        dim = part.column("vector").type.list_size
+        write_vectors(ws, target, part.column("content_hash").to_pylist(), part.column("chunk").to_pylist(),
+                      part.column("vector").flatten().to_numpy().reshape(len(part), dim), dtype)
+
+
+def load_vectors(ws: Workspace, table: str, hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """All chunk vectors of ``hashes`` in memory, ordered by (document, chunk), and each vector's document index:
+    for small banks, inspection and tests (scoring streams instead)."""
+    if not len(hashes):
+        return np.empty((0, 1), np.float32), np.empty(0, np.int64)
     data = ws.read(table)
     keys = data["content_hash"].to_numpy(zero_copy_only=False)
     chunk = data["chunk"].to_numpy()
     vectors = data["vector"].combine_chunks()
     vectors = vectors.flatten().to_numpy().reshape(len(data), vectors.type.list_size)
-    # rows of the cache for each wanted document, ordered by (document, chunk)
     order = np.lexsort((chunk, keys))
     keys_sorted = keys[order]
     wanted = np.asarray(hashes, dtype=object)
@@ -97,22 +210,33 @@ def embed_documents(ws: Workspace, embedder: Embedder, chunk_size: int, hashes: 
                         fix=f"delete the table {table} from the workspace's lance folder and rerun.")
     rows = np.concatenate([np.arange(a, b) for a, b in zip(lo, hi)])
     owner = np.repeat(np.arange(len(hashes)), counts)
-    return vectors[order[rows]].astype(np.float32, copy=False), owner, embedded
+    return vectors[order[rows]].astype(np.float32), owner
 
 
 class Dense(Retriever):
-    """Exact dense retrieval with an :class:`Embedder`; chunk size (tokens of the model's tokenizer) is identity."""
+    """Exact dense retrieval with an :class:`Embedder`; chunk size (tokens of the model's tokenizer) is identity.
 
-    capabilities = frozenset({EMBEDDINGS})
+    ``memory_cap`` (bytes or a size like ``256M``; default a share of RAM, :mod:`~emb_s_core.retrievers.blocks`)
+    bounds scoring memory and does not change results; ``vector_dtype="float16"`` stores vectors in half precision,
+    which can change scores in the 4th decimal, so it is part of the run's identity."""
 
     def __init__(self, spec: str, embedder_factory: Callable[[], Embedder], model_id: dict[str, Any],
-                 chunk_size: int | None = None) -> None:
+                 chunk_size: int | None = None, memory_cap: int | str | None = None,
+                 vector_dtype: str | None = None, ann: ann_mod.AnnOptions | None = None) -> None:
         self.spec = spec
         self._factory = embedder_factory
         self._embedder: Embedder | None = None
         self.model_id = model_id
         self._chunk_size = chunk_size
+        self.memory_cap = parse_cap(memory_cap)
+        self.vector_dtype = vector_dtype or "float32"
+        if self.vector_dtype not in VECTOR_DTYPES:
+            raise EmbSError(f"unknown vector dtype {vector_dtype!r}", fix="use float32 (default) or float16.")
         self.embedded = 0  # chunks embedded by the last prepare (0 when everything was cached)
+        self.ann = ann
+        # an approximate run carries its recall against exact scoring (measurements)
+        self.capabilities = frozenset({EMBEDDINGS, MEASURED} if ann is not None else {EMBEDDINGS})
+        self.exact_fallbacks = 0  # (query, rung) pairs the ANN candidates could not fill, scored exactly
 
     @property
     def embedder(self) -> Embedder:
@@ -124,6 +248,10 @@ class Dense(Retriever):
     def chunk_size(self) -> int:
         return int(self._chunk_size or self.embedder.max_tokens)
 
+    @property
+    def table(self) -> str:
+        return cache_table(self.embedder.key, self.chunk_size, self.vector_dtype)
+
     def check(self) -> None:
         """Load the model now, so a missing one fails before anything is written."""
         if self._chunk_size is not None and self._chunk_size < 8:
@@ -131,26 +259,123 @@ class Dense(Retriever):
         _ = self.embedder
 
     def config(self) -> dict[str, Any]:
+        extra: dict[str, Any] = {} if self.vector_dtype == "float32" else {"vector_dtype": self.vector_dtype}
+        if self.ann is not None:
+            extra["ann"] = self.ann.config()
         return {"spec": self.spec, **self.model_id, "chunk_size": self.chunk_size, "pooling": "MaxP",
-                "similarity": "cosine"}
+                "similarity": "cosine", **extra}
 
     def uncached(self, ws: Workspace, doc_ids: np.ndarray | None = None) -> int:
-        """Documents without vectors in the workspace's embedding cache for this model and chunk size."""
-        _, _, hashes = documents(ws, doc_ids)
-        table = cache_table(self.embedder.key, self.chunk_size)
-        cached = set(ws.read(table, ["content_hash"])["content_hash"].to_pylist()) if ws.has_table(table) else set()
-        return len(set(hashes) - cached)
+        """Documents without vectors in the workspace's embedding cache for this model, chunk size and dtype."""
+        _, hashes = document_hashes(ws, doc_ids)
+        return missing_count(ws, self.table, hashes)
 
     def prepare(self, ws: Workspace, doc_ids: np.ndarray, progress=None) -> None:
-        self.doc_ids, texts, hashes = documents(ws, doc_ids)
-        self.vectors, owner, self.embedded = embed_documents(ws, self.embedder, self.chunk_size, hashes, texts,
-                                                             progress)
-        self.multi_chunk = len(owner) != len(self.doc_ids)
-        self.starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]) if len(owner) else owner
+        self._ws = ws
+        self.doc_ids, self.hashes = document_hashes(ws, doc_ids)
+        self.embedded = embed_missing(ws, self.embedder, self.chunk_size, doc_ids, self.hashes, progress,
+                                      self.vector_dtype)
+        if self.ann is not None and len(self.hashes):
+            ann_mod.ensure_index(ws, self.table, self.ann)
+        ws.refresh()
+        self.scorer = BlockScorer(ws, self.table, self.hashes, self.memory_cap)
+        self._small: dict[str, tuple[np.ndarray, BlockScorer]] = {}
+
+    @property
+    def multi_chunk(self) -> bool:
+        """Whether some prepared document has more than one chunk vector."""
+        cached = cached_hashes(self._ws, self.table)
+        unique = pa.array(np.unique(self.hashes.astype(str)), pa.string())
+        return int(pc.sum(pc.is_in(cached, value_set=unique)).as_py() or 0) > len(unique)
+
+    @property
+    def vectors(self) -> np.ndarray:
+        """Every chunk vector of the prepared documents, in memory (document order): for small banks and tests."""
+        return load_vectors(self._ws, self.table, self.hashes)[0]
 
     def score(self, queries: list[str]) -> np.ndarray:
+        return self.scorer.score_all(self.embedder.encode(list(queries)))
+
+    def rank(self, queries: list[str], pools: Mapping[str, np.ndarray], k: int) -> dict[str, Ranking]:
+        """Exact: each pass of the block scorer covers a sub-batch of queries; each rung's top-K per pass. With ANN:
+        rungs of at most ``exact_below`` documents exactly, the others from one index search (:mod:`.ann`)."""
+        pools = {name: np.asarray(ids, dtype=np.int64) for name, ids in pools.items()}
         q = self.embedder.encode(list(queries))
-        s = q @ self.vectors.T
-        if self.multi_chunk:
-            s = np.maximum.reduceat(s, self.starts, axis=1)
-        return s
+        if self.ann is None:
+            return _rank_exact(self.scorer, {n: self.positions(ids) for n, ids in pools.items()}, q, pools, k)
+        return self._rank_ann(q, pools, k)
+
+    def measurements(self, pools: Mapping[str, np.ndarray], queries: Mapping[str, Mapping[str, str]]
+                     ) -> dict[str, Any]:
+        """ANN runs: recall@10 against exact scoring per rung, on a seeded sample of each rung's queries."""
+        if self.ann is None:
+            return {}
+        recall, n, how, fallback = {}, {}, {}, {}
+        for name, ids in pools.items():
+            qids = ann_mod.sample(list(queries[name]), self.ann.recall_sample, self.ann.seed)
+            ids = np.asarray(ids, dtype=np.int64)
+            q = self.embedder.encode([queries[name][qid] for qid in qids])
+            exact = _rank_exact(self.scorer, {name: self.positions(ids)}, q, {name: ids}, ann_mod.RECALL_K)[name]
+            before = self.exact_fallbacks
+            approx = self._rank_ann(q, {name: ids}, ann_mod.RECALL_K)[name]
+            recall[name] = round(ann_mod.recall_at_k(exact.ids, approx.ids), 4)
+            n[name] = len(qids)
+            how[name] = "exact" if len(ids) <= self.ann.exact_below else "ann"
+            # queries whose candidates held fewer than 10 of the rung's documents were scored exactly instead
+            fallback[name] = round((self.exact_fallbacks - before) / max(len(qids), 1), 4)
+        return {"ann_recall@10": recall, "ann_recall_queries": n, "ann_scoring": how,
+                "ann_exact_fallback_share": fallback}
+
+    def _rank_ann(self, q: np.ndarray, pools: dict[str, np.ndarray], k: int) -> dict[str, Ranking]:
+        small = {n: ids for n, ids in pools.items() if len(ids) <= self.ann.exact_below}
+        out = {}
+        if small:
+            union = np.unique(np.concatenate(list(small.values())))
+            key = pool_key(union)
+            if key not in self._small:
+                self._small = {key: (union, BlockScorer(self._ws, self.table, self.hashes[self.positions(union)],
+                                                        self.memory_cap))}
+            out.update(_rank_exact(self._small[key][1], {n: np.searchsorted(union, ids) for n, ids in small.items()},
+                                   q, small, k))
+        large = {n: ids for n, ids in pools.items() if n not in small}
+        if large:
+            out.update(self._rank_candidates(q, large, k))
+        return {name: out[name] for name in pools}
+
+    def _rank_candidates(self, q: np.ndarray, pools: dict[str, np.ndarray], k: int) -> dict[str, Ranking]:
+        """Top-K per rung from the index's candidates; a query with fewer than K candidates in a rung is scored
+        exactly there."""
+        rows, slot, score = ann_mod.search(self._ws, self.table, q, self.scorer.unique, self.ann)
+        # a content hash may be several documents (duplicates): expand each candidate to its documents
+        by_slot = np.argsort(self.scorer.column_of_doc, kind="stable")
+        first = np.searchsorted(self.scorer.column_of_doc[by_slot], slot, side="left")
+        count = np.searchsorted(self.scorer.column_of_doc[by_slot], slot, side="right") - first
+        rows, score = np.repeat(rows, count), np.repeat(score, count)
+        doc = by_slot[np.repeat(first - np.r_[0, np.cumsum(count)[:-1]], count) + np.arange(int(count.sum()))] \
+            if len(count) else np.empty(0, np.int64)
+        out = {}
+        for name, ids in pools.items():
+            member = np.zeros(len(self.doc_ids), bool)
+            member[self.positions(ids)] = True
+            out_ids, out_scores, short = ann_mod.top_k_in_pool(rows, doc, score, self.doc_ids, member, len(q),
+                                                               min(k, len(ids)))
+            kk = out_ids.shape[1]
+            if len(short):
+                self.exact_fallbacks += len(short)
+                exact = _rank_exact(self.scorer, {name: self.positions(ids)}, q[short], {name: ids}, kk)[name]
+                out_ids[short], out_scores[short] = exact.ids, exact.scores
+            out[name] = Ranking(out_ids, out_scores)
+        return out
+
+
+def _rank_exact(scorer: BlockScorer, positions: Mapping[str, np.ndarray], q: np.ndarray,
+                pools: Mapping[str, np.ndarray], k: int) -> dict[str, Ranking]:
+    """Exact top-K per pool from a block scorer; ``positions[pool]`` are the pool's columns among its documents."""
+    if not len(q):
+        return {name: topk(np.empty((0, len(ids))), ids, k) for name, ids in pools.items()}
+    parts: dict[str, list[Ranking]] = {name: [] for name in pools}
+    for _, s in scorer.scores(q):
+        for name, ids in pools.items():
+            parts[name].append(topk(s[:, positions[name]], ids, k))
+    return {name: Ranking(np.vstack([p.ids for p in ps]), np.vstack([p.scores for p in ps]))
+            for name, ps in parts.items()}

@@ -64,6 +64,9 @@ class Embedder:
     def encode(self, texts: list[str]) -> np.ndarray:
         raise NotImplementedError
 
+    def use_device(self, device: str) -> None:
+        """Run on ``device`` ("cpu", "cuda"); embedders that cannot (ONNX on CPU, remote endpoints) stay put."""
+
     def chunks(self, texts: list[str], size: int) -> list[list[str]]:
         """Each text split into pieces of at most ``size`` model tokens (special tokens included)."""
         window = max(size - SPECIAL_TOKENS, 1)
@@ -110,6 +113,10 @@ class SentenceTransformerEmbedder(Embedder):
         with _few_threads(len(texts) <= SMALL_BATCH):
             return _l2(self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
                                          convert_to_numpy=True, show_progress_bar=False))
+
+    def use_device(self, device: str) -> None:
+        if device != "cpu":
+            self.model = self.model.to(device)  # a Ray actor's own copy (one process, one model)
 
     def _fast_tokenizer(self):
         if self._tok is None:
@@ -208,37 +215,42 @@ class LiteLLMEmbedder(Embedder):
 
     Chunks are counted in tiktoken ``cl100k_base`` tokens (the remote tokenizer is not available offline); the
     default chunk size is 512. Batched (``batch_size`` texts per request), retried with exponential backoff, and
-    spaced by ``min_interval`` seconds between requests (a simple rate limit).
+    spaced by ``min_interval`` seconds between requests (a simple rate limit). ``api_base`` may name several
+    replicas of one model separated by commas (vLLM/TEI servers): batches then go to them round-robin, one request
+    in flight per replica, each with its own rate limit and retries; the vectors come back in order.
     """
 
     def __init__(self, model: str, api_base: str | None = None, api_key: str | None = None, batch_size: int = 64,
                  retries: int = 3, min_interval: float = 0.0, max_tokens: int = 512) -> None:
         self.model = model
-        self.api_base = api_base or os.environ.get("EMB_S_EMBEDDING_API_BASE")
+        bases = api_base or os.environ.get("EMB_S_EMBEDDING_API_BASE") or ""
+        self.api_bases: list[str | None] = [b.strip() for b in bases.split(",") if b.strip()] or [None]
+        self.api_base = self.api_bases[0]
         self.api_key = api_key or os.environ.get("EMB_S_EMBEDDING_API_KEY")
         self.key = f"litellm:{model}"
         self.max_tokens = max_tokens
         self.batch_size = batch_size
         self.retries = retries
         self.min_interval = min_interval
-        self._last = 0.0
+        self._last: dict[str | None, float] = {}
         self.dim = 0
 
-    def _call(self, batch: list[str]) -> np.ndarray:
+    def _call(self, batch: list[str], api_base: str | None = None) -> np.ndarray:
         import litellm
 
+        api_base = api_base or self.api_base
         kwargs: dict[str, Any] = {"model": self.model, "input": batch}
-        if self.api_base:
-            kwargs["api_base"] = self.api_base
+        if api_base:
+            kwargs["api_base"] = api_base
             kwargs["api_key"] = self.api_key or "not-needed"  # local servers ignore it; the client wants one
         elif self.api_key:
             kwargs["api_key"] = self.api_key
         error: Exception | None = None
         for attempt in range(self.retries + 1):
-            wait = self.min_interval - (time.monotonic() - self._last)
+            wait = self.min_interval - (time.monotonic() - self._last.get(api_base, 0.0))
             if wait > 0:
                 time.sleep(wait)
-            self._last = time.monotonic()
+            self._last[api_base] = time.monotonic()
             try:
                 resp = litellm.embedding(**kwargs)
                 data = sorted(resp.data, key=lambda d: d["index"] if isinstance(d, dict) else d.index)
@@ -250,17 +262,37 @@ class LiteLLMEmbedder(Embedder):
                     time.sleep(min(0.5 * 2 ** attempt, 8.0))
         raise EmbSError(f"embedding endpoint failed for model {self.model!r} after {self.retries + 1} tries "
                         f"({type(error).__name__}: {str(error)[:200]})",
-                        where=self.api_base or "litellm default endpoint",
+                        where=api_base or "litellm default endpoint",
                         fix="check that the server is up and the model name is right; set EMB_S_EMBEDDING_API_BASE "
                             "(and EMB_S_EMBEDDING_API_KEY) or pass api_base.")
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        parts = [self._call(texts[i: i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
+        batches = [texts[i: i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
+        if len(self.api_bases) > 1 and len(batches) > 1:
+            parts = self._fan_out(batches)
+        else:
+            parts = [self._call(b) for b in batches]
         if not parts:
             return np.empty((0, self.dim or 1), np.float32)
         out = _l2(np.vstack(parts))
         self.dim = out.shape[1]
         return out
+
+    def _fan_out(self, batches: list[list[str]]) -> list[np.ndarray]:
+        """Batch i goes to replica i mod n; each replica works through its share in order, one request at a time."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        n = len(self.api_bases)
+        out: list[np.ndarray | None] = [None] * len(batches)
+
+        def work(replica: int) -> None:
+            for i in range(replica, len(batches), n):
+                out[i] = self._call(batches[i], self.api_bases[replica])
+
+        with ThreadPoolExecutor(max_workers=n) as pool:
+            for future in [pool.submit(work, r) for r in range(n)]:
+                future.result()  # re-raises a replica's EmbSError
+        return [p for p in out if p is not None]
 
     def chunks(self, texts: list[str], size: int) -> list[list[str]]:
         from emb_s_core import tokens

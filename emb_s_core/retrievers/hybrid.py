@@ -6,7 +6,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from emb_s_core.retrievers.base import Ranking, Retriever, topk
+from emb_s_core.retrievers.base import MEASURED, Ranking, Retriever, topk
 from emb_s_core.store import Workspace
 
 K_RRF = 60
@@ -35,6 +35,16 @@ class Hybrid(Retriever):
         for p in self.parts:
             p.prepare(ws, doc_ids, progress)
         self.doc_ids = self.parts[0].doc_ids
+
+    @property
+    def capabilities(self) -> frozenset[str]:  # type: ignore[override]
+        """An approximate part makes the fusion a measured run (its recall is stored with the run)."""
+        return frozenset({MEASURED}) if any(p.can(MEASURED) for p in self.parts) else frozenset()
+
+    def measurements(self, pools: Mapping[str, np.ndarray], queries: Mapping[str, Mapping[str, str]]
+                     ) -> dict[str, Any]:
+        """The parts' measurements, under each part's spec (an approximate dense part carries its recall)."""
+        return {p.spec: m for p in self.parts if (m := p.measurements(pools, queries))}
 
     def rank(self, queries: list[str], pools: Mapping[str, np.ndarray], k: int) -> dict[str, Ranking]:
         lists = [p.rank(queries, pools, max(k, self.depth)) for p in self.parts]

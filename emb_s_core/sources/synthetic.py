@@ -20,7 +20,8 @@ How it is built (per domain, eight domains as in the paper):
   2–4 events), ``comparison`` (the larger figure of 2–3 events), ``bridge`` (event doc names a person, the person's
   profile holds the fact; 2 gold).
 * **Filler** fills the bank to the requested size: topical essays per domain and across two domains, and events that
-  no question asks about (their values avoid every registered answer).
+  no question asks about (their values avoid every registered answer), half of them of subjects no question names:
+  documents irrelevant to every query, which fill the benign twin ladder to its budgets.
 
 Sizes are tiktoken tokens of the rendered documents (title line + text), reached within 1% (in practice 0.1%).
 """
@@ -505,10 +506,11 @@ class _Generator:
         lex = L.DOMAINS[k % len(L.DOMAINS)]
         roll = r.random()
         if roll < 0.45:
-            # an event nobody asks about, mostly of a subject that questions are about, pointing at its other
-            # events: more same-subject near misses as the pool grows (values avoid every registered answer)
+            # an event nobody asks about, pointing at its subject's other events (values avoid every registered
+            # answer): half of them of a subject questions are about (more same-subject near misses as the pool
+            # grows), half of subjects nobody asks about (irrelevant to every query, so the benign twin fills)
             pool = self.subjects[lex.name]
-            subject = r.choice(pool) if pool and r.random() < 0.8 else self._subject_pair(lex)[0]
+            subject = r.choice(pool) if pool and r.random() < 0.5 else self._subject_pair(lex)[0]
             while True:
                 year = r.randint(*lex.years)
                 place = r.choice(self.writer.places[lex.name])

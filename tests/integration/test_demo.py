@@ -16,7 +16,9 @@ def test_demo_builds_bank_ladder_and_runs_then_resumes_as_no_op(tmp_path, capsys
     results = runs.load_results(ws, ["bm25"])
     smallest = min(r.n_documents for r in lad.rungs)
     assert smallest < 100 and results["doc_ids"].map(len).max() == smallest  # k capped by the smallest rung
-    pairs = {(r.name, q) for r in lad.rungs for q in r.qids}
+    twin = ladder.load(ws, kind="benign")
+    assert twin.names == [f"benign:{n}" for n in lad.names]
+    pairs = {(r.name, q) for r in lad.rungs + twin.rungs for q in r.qids}  # smaller twin rungs ranked whole
     assert set(zip(results["rung"], results["qid"])) == pairs
     assert demo.is_complete(ws, ("bm25",))
     version = ws.version

@@ -124,7 +124,7 @@ def test_overview_heatmap_marks_cells_that_could_not_run(app_env):
     cells = heat[2]  # the clickable layer carries value, n and interval on hover
     assert "n = %{customdata[0]}" in cells["hovertemplate"] and "95% CI" in cells["hovertemplate"]
     assert len(cells["x"]) == len(runs) * len(rungs)
-    assert len(at.dataframe) == 1
+    assert len(at.dataframe) == 2  # the score table and the effective scale (no twin here: no gap table)
     assert at.selectbox(key="url_metric").value == "SR@K"
     labels = [b.proto.label for b in at.get("download_button")]  # every figure: 4 formats; the table: CSV, LaTeX
     assert labels.count("⬇ PNG") == 2 and labels.count("⬇ PDF") == 2 and "⬇ LaTeX" in labels

@@ -26,4 +26,4 @@ def test_overview_paper_table_view(app_env):
     labels = [b.proto.label for b in at.get("download_button")]
     assert "⬇ LaTeX" in labels and "⬇ Markdown" in labels
     at.toggle(key="url_paper").set_value(False).run()
-    assert "paper" not in at.query_params and len(at.dataframe) == 1
+    assert "paper" not in at.query_params and len(at.dataframe) == 2  # score table + effective scale

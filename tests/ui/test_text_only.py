@@ -20,7 +20,7 @@ pytestmark = pytest.mark.timeout(180)
 
 RENDER = MarkdownIt("commonmark", {"html": True}).enable("table").enable("strikethrough")
 PAGES = ["1_Home.py", "2_Overview.py", "3_Query_drilldown.py", "4_Compare.py", "5_Ladder.py",
-         "6_Access_vs_Use.py", "7_Bank_audit.py", "8_Leaderboard.py"]
+         "6_Access_vs_Use.py", "7_Bank_audit.py", "8_Explain.py", "8_Leaderboard.py"]
 
 
 def run_page(page: str, params: dict) -> AppTest:

@@ -21,7 +21,7 @@ def ws(tmp_path):
 def twin_of(built: ladder.Ladder, kind: str, drop: int = 1) -> ladder.Ladder:
     """A stand-in second ladder: the built rungs renamed for ``kind``, each missing its first ``drop`` documents."""
     rungs = [dataclasses.replace(r, name=ladder.qualified(kind, r.name), doc_ids=r.doc_ids[drop:]) for r in built.rungs]
-    return ladder.Ladder(rungs, built.kept.copy(), {"twin_of": "built"}, [f"{kind} message"])
+    return ladder.Ladder(rungs, built.kept.copy(), {"stand_in_for": "built"}, [f"{kind} message"])
 
 
 def test_names_round_trip():
@@ -47,7 +47,7 @@ def test_kinds_are_stored_side_by_side_and_replaced_on_their_own(ws):
     twin = ladder.load(ws, kind="benign")
     assert twin.names == [f"benign:{n}" for n in built.names]
     assert all(len(t.doc_ids) == len(b.doc_ids) - 1 for t, b in zip(twin.rungs, built.rungs))
-    assert twin.messages == ["benign message"] and twin.options["twin_of"] == "built"
+    assert twin.messages == ["benign message"] and twin.options["stand_in_for"] == "built"
     assert set(twin.kept["ladder"]) == {"benign"}
     both = ladder.load(ws, kind=("built", "benign"))
     assert both.names == built.names + twin.names

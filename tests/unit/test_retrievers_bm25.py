@@ -64,3 +64,29 @@ def test_unknown_and_malformed_specs_are_clear_errors():
         retrievers.get("hybrid:bm25")
     with pytest.raises(EmbSError, match="cannot read rerank spec"):
         retrievers.get("rerank:onlymodel")
+
+
+def test_compact_term_frequencies_and_no_per_rung_weight_cache(tmp_path):
+    from emb_s_core import bank
+    from testkit import write_jsonl
+
+    # ids out of order in the file: the matrix rows must still follow sorted doc ids
+    docs = [{"doc_id": 9, "text": "zebra zebra stripes"}, {"doc_id": 2, "text": "lion mane"},
+            {"doc_id": 5, "text": "zebra crossing road"}, {"doc_id": 1, "text": "eagle wings " * 3}]
+    write_jsonl(tmp_path / "bank" / "documents.jsonl", docs)
+    write_jsonl(tmp_path / "bank" / "queries.jsonl", [{"qid": "q", "text": "x", "answer": "y", "ref_ids": [1]}])
+    bank.import_path(tmp_path / "ws", "native", tmp_path / "bank")
+    from emb_s_core.store import Workspace
+
+    r = retrievers.get("bm25")
+    r.prepare(Workspace(tmp_path / "ws"), None)
+    assert r.doc_ids.tolist() == [1, 2, 5, 9] and r.lengths.tolist() == [6, 2, 3, 3]
+    assert r.tf.dtype == np.uint16 and r.tf.indices.dtype == np.int32
+    assert r.tf[3, r.vocab["zebra"]] == 2 and r.tf[0, r.vocab["eagle"]] == 3
+    got = r.rank(["stripes", "crossing", "eagle", "lion"], {"all": r.doc_ids, "pair": np.array([5, 9])}, k=1)
+    assert got["all"].ids[:, 0].tolist() == [9, 5, 1, 2]
+    # the pair's own statistics: a word in one of two documents has idf ln(1.5/1.5) = 0, so all tie at 0
+    assert got["pair"].ids[:, 0].tolist() == [5, 5, 5, 5] and not got["pair"].scores.any()
+    # the per-rung state is one column map and two numbers, not a weight matrix
+    assert all(len(state) == 3 and state[0].dtype == np.int32 for state in r._pools.values())
+    assert len(r._pools) == 2

@@ -102,3 +102,21 @@ def test_unreachable_endpoint_is_a_clear_error(tmp_path):
     with pytest.raises(EmbSError, match="embedding endpoint failed for model 'openai/minilm'"):
         r.prepare(ws, None)
     assert ws.version == version
+
+
+def test_several_replicas_share_the_batches_and_a_dead_one_is_named(tmp_path):
+    a, b = Server(), Server()
+    try:
+        r = retrievers.get("dense:litellm/openai/minilm", api_base=f"{a.url}, {b.url}")
+        r.embedder.batch_size = 1
+        vecs = r.embedder.encode(TEXTS)
+        # round-robin: batch i to replica i mod 2
+        assert a.requests == [[TEXTS[0]], [TEXTS[2]], [TEXTS[4]]] and b.requests == [[TEXTS[1]], [TEXTS[3]]]
+        np.testing.assert_allclose(vecs, a.model.encode(TEXTS, normalize_embeddings=True), atol=1e-5)
+        dead = retrievers.get("dense:litellm/openai/minilm", api_base=f"{a.url},http://127.0.0.1:9/v1")
+        dead.embedder.batch_size, dead.embedder.retries = 1, 0
+        with pytest.raises(EmbSError, match="127.0.0.1:9"):
+            dead.embedder.encode(TEXTS)
+    finally:
+        a.close()
+        b.close()

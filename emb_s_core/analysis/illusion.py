@@ -1,0 +1,214 @@
+"""The needle's illusion, measured: the gap between the benign twin and the adversarial ladder, and effective scale.
+
+- **Illusion gap** (DESIGN §1): per run and rung, ``metric(benign:r) − metric(r)`` over the same queries (the twin
+  keeps the built rung's queries), with the project's paired test (``metrics.paired_test``: sign-flip randomization
+  p-value, paired bootstrap 95% interval), for SR@10, FR@10 and R@1 by default.
+- **Effective scale** (after NoLiMa's effective length): the largest scale at which a run's SR@10 stays at or above
+  ``fraction`` (0.85) × its base-scale value, domain rungs of one size pooled (each query sits on one rung per
+  size). "Stays": the scale before the first one that falls below; a run that never falls below is "≥ full". The
+  bootstrap resamples queries (paired across scales) and gives a 95% interval on the scale index.
+
+Both take the per-query frame (``metrics.per_query`` of stored results) and return frames; nothing here draws.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from emb_s_core import ladder, metrics
+from emb_s_core.analysis.views import scale_of
+from emb_s_core.errors import EmbSError
+
+GAP_METRICS = ("SR@10", "FR@10", "R@1")
+EFFECTIVE_FRACTION = 0.85
+EFFECTIVE_METRIC = "SR@10"
+BENIGN, ADVERSARIAL = "benign", "adversarial"
+GAP_COLUMNS = ["run", "rung", "metric", "benign", "adversarial", "gap", "n", "ci_low", "ci_high", "p_value",
+               "wins", "losses", "ties", "test"]
+
+
+def twin_pairs(pq: pd.DataFrame, run: str) -> list[str]:
+    """The built rungs (plain names) that ``run`` has results for on both the rung and its benign twin."""
+    have = set(pq.loc[pq["run"] == run, "rung"])
+    return [r for r in dict.fromkeys(pq.loc[pq["run"] == run, "rung"])
+            if ladder.kind_of(r) == ladder.BUILT and ladder.qualified(ladder.BENIGN, r) in have]
+
+
+def paired_rows(pq: pd.DataFrame, run: str) -> pd.DataFrame:
+    """``run``'s per-query rows on built rungs and their twins, relabelled for ``metrics.paired_test``: run =
+    "benign" / "adversarial", rung = the built rung's plain name."""
+    mine = pq[pq["run"] == run]
+    kinds = mine["rung"].map(ladder.kind_of)
+    mine = mine[kinds.isin([ladder.BUILT, ladder.BENIGN])]
+    return mine.assign(run=np.where(kinds.loc[mine.index] == ladder.BENIGN, BENIGN, ADVERSARIAL),
+                       rung=mine["rung"].map(ladder.plain_name))
+
+
+def gap(pq: pd.DataFrame, runs: Sequence[str] | None = None, metric_names: Sequence[str] = GAP_METRICS,
+        n_resamples: int = 10000, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """The illusion gap per (run, rung, metric): benign, adversarial, gap (= benign − adversarial), n, the paired
+    bootstrap interval and the randomization p-value. Runs without twin results are left out; none at all is an
+    error naming what to do."""
+    chosen = list(runs) if runs is not None else list(dict.fromkeys(pq["run"]))
+    rows = []
+    for run in chosen:
+        pairs = twin_pairs(pq, run)
+        if not pairs:
+            continue
+        rel = paired_rows(pq, run)
+        for rung in pairs:
+            for name in metric_names:
+                t = metrics.paired_test(rel, BENIGN, ADVERSARIAL, rung, name, n_resamples=n_resamples, seed=seed,
+                                        n_boot=n_boot)
+                rows.append({"run": run, "rung": rung, "metric": t["metric"], "benign": t["mean_a"],
+                             "adversarial": t["mean_b"], "gap": t["delta"], "n": t["n"], "ci_low": t["ci_low"],
+                             "ci_high": t["ci_high"], "p_value": t["p_value"], "wins": t["wins"],
+                             "losses": t["losses"], "ties": t["ties"], "test": t["test"]})
+    if not rows:
+        raise EmbSError("no run has results on both a built rung and its benign twin",
+                        fix="build the twin (`emb-s ladder build --control benign`) and evaluate on both "
+                            "(`emb-s eval -r SPEC --ladder both`).")
+    return pd.DataFrame(rows, columns=GAP_COLUMNS)
+
+
+# ------------------------------------------------------------------------------------------- effective scale
+def _first_drop(curves: np.ndarray, fraction: float) -> np.ndarray:
+    """Per row of ``curves`` (replicates × scales): index of the last scale before the first one below
+    ``fraction`` × the base (column 0); ``n_scales`` when none falls below (never drops)."""
+    below = curves[:, 1:] < fraction * curves[:, :1] - 1e-12
+    return np.where(below.any(axis=1), below.argmax(axis=1), curves.shape[1])
+
+
+def effective_scale(pq: pd.DataFrame, scales: Sequence[str], runs: Sequence[str] | None = None,
+                    fraction: float = EFFECTIVE_FRACTION, metric: str = EFFECTIVE_METRIC, by_domain: bool = False,
+                    n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Effective scale per run (and per domain with ``by_domain``) on the built ladder's ``scales`` (in order).
+
+    Columns: run, domain ("all" when pooled), base, threshold, effective (scale name, or "≥ <last>" when SR@10
+    never falls below), index (0-based scale index; len(scales) when it never drops), ci_low / ci_high (scale
+    names of the bootstrap 95% interval on the index), n (queries on every scale), values (the curve).
+    """
+    if not 0 < fraction <= 1:
+        raise EmbSError(f"the effective-scale fraction must be in (0, 1], got {fraction}", fix="pass e.g. 0.85.")
+    if len(scales) < 2:
+        raise EmbSError("effective scale needs at least two scales", fix="build a ladder with more rungs.")
+    col = metrics.metric_columns(pq, [metric])[0]
+    built = pq[pq["rung"].map(ladder.kind_of) == ladder.BUILT]
+    built = built.assign(scale=built["rung"].map(scale_of))
+    built = built[built["scale"].isin(scales)]
+    chosen = list(runs) if runs is not None else list(dict.fromkeys(built["run"]))
+    names = list(scales)
+
+    def label(i: int) -> str:
+        return f"≥ {names[-1]}" if i >= len(names) else names[i]
+
+    rows = []
+    for run in chosen:
+        mine = built[built["run"] == run]
+        wide = mine.pivot_table(index="qid", columns="scale", values=col, aggfunc="first").reindex(columns=names)
+        wide = wide.dropna()
+        groups = [("all", wide)]
+        if by_domain:
+            dom = mine.drop_duplicates("qid").set_index("qid")["domain"]
+            groups += [(d, wide[dom.reindex(wide.index).to_numpy() == d]) for d in sorted(dom.dropna().unique())]
+        for domain, w in groups:
+            m = w.to_numpy(np.float64)
+            if len(m) == 0:
+                continue
+            curve = m.mean(axis=0)
+            idx = int(_first_drop(curve[None, :], fraction)[0])
+            rng = np.random.default_rng([seed, len(m)])
+            boot = np.concatenate([m[rng.integers(0, len(m), size=(min(256, n_boot - s), len(m)))].mean(axis=1)
+                                   for s in range(0, n_boot, 256)]) if n_boot else np.empty((0, len(names)))
+            bidx = _first_drop(boot, fraction) if len(boot) else np.array([idx])
+            lo, hi = (int(v) for v in np.quantile(bidx, [0.025, 0.975], method="inverted_cdf"))
+            rows.append({"run": run, "domain": domain, "base": float(curve[0]),
+                         "threshold": float(fraction * curve[0]), "effective": label(idx), "index": idx,
+                         "ci_low": label(lo), "ci_high": label(hi), "n": len(m),
+                         "values": [float(v) for v in curve]})
+    return pd.DataFrame(rows, columns=["run", "domain", "base", "threshold", "effective", "index", "ci_low",
+                                       "ci_high", "n", "values"])
+
+
+# ------------------------------------------------------------------------------------------- views
+TWIN_SUFFIX = " · benign"
+
+
+def twin_label(run: str) -> str:
+    """The Overview row / curve name of ``run`` on the benign twin."""
+    return f"{run}{TWIN_SUFFIX}"
+
+
+def with_twin_rows(pq: pd.DataFrame, run_names: Sequence[str]) -> tuple[pd.DataFrame, list[str], dict[str, str]]:
+    """The per-query rows of the built ladder plus, for each run with twin results, its twin rows relabelled as
+    run ``"<run> · benign"`` on the built rung names (so the heatmap and curves place them in the same columns).
+
+    Returns (rows, row names in display order: each run followed by its twin, twin label → run).
+    """
+    kinds = pq["rung"].map(ladder.kind_of) if len(pq) else pd.Series([], dtype=object)
+    built = pq[(kinds == ladder.BUILT).to_numpy()]
+    benign = pq[(kinds == ladder.BENIGN).to_numpy() & pq["run"].isin(list(run_names)).to_numpy()]
+    twins = {twin_label(r): r for r in run_names if (benign["run"] == r).any()}
+    if len(benign):
+        plain = benign["rung"].map(ladder.plain_name)
+        benign = benign.assign(run=benign["run"].map(twin_label), rung=plain, scale=plain.map(scale_of))
+    names = [n for r in run_names for n in ([r, twin_label(r)] if twin_label(r) in twins else [r])]
+    return pd.concat([built, benign], ignore_index=True), names, twins
+
+
+def effective_for_ladder(pq: pd.DataFrame, lad: ladder.Ladder, runs: Sequence[str] | None = None,
+                         fraction: float = EFFECTIVE_FRACTION, by_domain: bool = False, n_boot: int = 1000
+                         ) -> pd.DataFrame:
+    """:func:`effective_scale` on the scales of the built ladder ``lad`` (what the report and Overview show)."""
+    scales = list(dict.fromkeys(scale_of(r.name) for r in lad.rungs if r.ladder == ladder.BUILT))
+    return effective_scale(pq, scales, runs=runs, fraction=fraction, by_domain=by_domain, n_boot=n_boot)
+
+
+def overview(pq: pd.DataFrame, lad: ladder.Ladder | None, metric: str, x: str, run_names: Sequence[str],
+             twin: bool = True) -> dict:
+    """The Overview's inputs with the benign twin beside each run: aggregate, cell states, columns, row names,
+    twins (row → run), the effective scale per run (SR@10) and its threshold line per run for the curves."""
+    from emb_s_core.analysis import views
+
+    rows, names, twins = with_twin_rows(pq, run_names) if twin else (pq, list(run_names), {})
+    shown = lad
+    if twin and lad is not None:  # the twin is drawn as rows, so its rungs are not columns too
+        shown = ladder.Ladder([r for r in lad.rungs if r.ladder != ladder.BENIGN], lad.kept, lad.options)
+    agg, states, cols = views.overview(rows, shown, metric, x, names)
+    eff = pd.DataFrame(columns=["run", "effective", "ci_low", "ci_high", "base", "threshold", "n"])
+    if lad is not None and len(pq):
+        try:
+            eff = effective_for_ladder(pq, lad, runs=list(run_names))
+        except EmbSError:  # fewer than two scales: no effective scale to show
+            pass
+    table = views.overview_table(agg, states, metric, x, names)
+    if len(eff):
+        table = table.merge(eff[["run", "effective"]].rename(columns={"effective": "effective scale (SR@10)"}),
+                            on="run", how="left")
+    return {"agg": agg, "states": states, "columns": cols, "rows": names, "twins": twins, "effective": eff,
+            "table": table}
+
+
+def gap_or_empty(pq: pd.DataFrame, runs: Sequence[str], metric: str) -> pd.DataFrame:
+    """:func:`gap` for one metric, or an empty frame when no run has twin results (the page then says so)."""
+    try:
+        return gap(pq, runs=runs, metric_names=[metric], n_resamples=2000, n_boot=1000)
+    except EmbSError:
+        return pd.DataFrame(columns=GAP_COLUMNS)
+
+
+def report(ws, runs: Sequence[str] | None = None, fraction: float = EFFECTIVE_FRACTION, by_domain: bool = False,
+           n_resamples: int = 10000, n_boot: int = 1000, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """What ``emb-s report --illusion`` prints: (the illusion gap table, the effective-scale table) of ``ws``."""
+    from emb_s_core.analysis import views
+
+    pq = views.per_query(ws, runs)
+    if pq.empty:
+        raise EmbSError("no results in the workspace", where=str(ws.path),
+                        fix="evaluate a retriever first (`emb-s eval -r bm25 --ladder both`).")
+    gaps = gap(pq, runs=runs, n_resamples=n_resamples, n_boot=n_boot, seed=seed)
+    eff = effective_for_ladder(pq, ladder.load(ws, allow_stale=True), runs=runs, fraction=fraction,
+                               by_domain=by_domain, n_boot=n_boot)
+    return gaps, eff

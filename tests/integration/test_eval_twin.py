@@ -1,0 +1,104 @@
+"""`eval --ladder both`: one pass over the built ladder and its benign twin (one prepare), exact per-rung results on
+the twin too, a run extended to the twin later, and the errors."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from emb_s_core import bank, evaluate, ladder, retrievers, runs, twin
+from emb_s_core.cli import main
+from emb_s_core.errors import EmbSError
+from emb_s_core.retrievers.bm25 import BM25
+from testkit.retrieval_bank import copy_workspace, template
+
+
+@pytest.fixture()
+def ws(tmp_path_factory, tmp_path):
+    ws = copy_workspace(template(tmp_path_factory), tmp_path / "ws")
+    twin.build(ws, top_n=3)
+    return ws
+
+
+def test_ladder_choices(ws):
+    assert evaluate.ladder_kinds(ws, "both") == ("built", "benign")
+    assert evaluate.ladder_kinds(ws, "benign") == ("benign",)
+    assert evaluate.ladder_kinds(ws) == ("built",)
+    with pytest.raises(EmbSError, match="unknown ladder 'twin'"):
+        evaluate.ladder_kinds(ws, "twin")
+    assert evaluate.default_name("bm25", kinds=("built", "benign")) == "bm25"  # the twin joins the built run
+    assert evaluate.default_name("bm25", kinds=("official",)) == "bm25@official"
+
+
+def test_both_in_one_pass_with_exact_twin_results(ws, monkeypatch):
+    prepared = []
+    original = BM25.prepare
+    monkeypatch.setattr(BM25, "prepare", lambda self, *a, **kw: (prepared.append(1), original(self, *a, **kw))[1])
+    name = evaluate.evaluate(ws, "bm25", k=5, ladder="both")
+    assert len(prepared) == 1  # the twin reuses the built ladder's term-frequency matrix
+    built, benign = ladder.load(ws), ladder.load(ws, kind="benign")
+    res = runs.load_results(ws, runs=[name])
+    assert set(res["rung"]) == set(built.names) | set(benign.names)
+    assert runs.get_run(ws, name)["config"]["ladder"] == {r.name: r.membership_hash for r in built.rungs + benign.rungs}
+    texts = bank.queries(ws).set_index("qid")["text"]
+    for rung in benign.rungs:  # each twin rung searched with its own BM25 statistics, as if alone
+        alone = retrievers.get("bm25")
+        alone.prepare(ws, rung.doc_ids)
+        direct = alone.rank(texts.loc[rung.qids].tolist(), {rung.name: rung.doc_ids}, 5)[rung.name]
+        got = res[res["rung"] == rung.name].set_index("qid").loc[rung.qids]
+        for i, qid in enumerate(rung.qids):
+            np.testing.assert_array_equal(got.loc[qid, "doc_ids"], direct.ids[i], err_msg=f"{rung.name} {qid}")
+
+
+def test_a_built_run_is_extended_to_the_twin(ws):
+    evaluate.evaluate(ws, "bm25", name="r", k=5)
+    before = runs.load_results(ws, runs=["r"])
+    created = runs.get_run(ws, "r")["created_at"]
+    evaluate.evaluate(ws, "bm25", name="r", k=5, ladder="benign")
+    after = runs.load_results(ws, runs=["r"])
+    benign = ladder.load(ws, kind="benign")
+    assert len(after) == len(before) + sum(len(r.qids) for r in benign.rungs)
+    assert set(runs.get_run(ws, "r")["config"]["ladder"]) == set(ladder.load(ws).names) | set(benign.names)
+    assert runs.get_run(ws, "r")["created_at"] == created
+    version = ws.version
+    evaluate.evaluate(ws, "bm25", name="r", k=5, ladder="both")  # everything done: nothing written
+    assert ws.version == version
+    other = ladder.load(ws, kind="benign")  # another twin: the run's benign results no longer match it
+    other.rungs = [dataclasses.replace(r, doc_ids=r.doc_ids[1:], membership_hash="x") for r in other.rungs]
+    ladder.store(ws, other, ladder.bank_state(ws), kind="benign",
+                 extra_settings={"twin_of": ladder.fingerprint(ws)})
+    with pytest.raises(EmbSError, match="made on another benign ladder"):
+        evaluate.evaluate(ws, "bm25", name="r", k=5, ladder="benign")
+
+
+def test_cli_eval_both_and_errors(ws, tmp_path_factory, tmp_path, capsys):
+    assert main(["eval", "--workspace", str(ws.path), "-r", "bm25", "--k", "5", "--ladder", "both"]) == 0
+    assert "results" in capsys.readouterr().out
+    bare = copy_workspace(template(tmp_path_factory), tmp_path / "bare")
+    version = bare.version
+    assert main(["eval", "--workspace", str(bare.path), "-r", "bm25", "--ladder", "benign"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "no benign ladder yet" in err
+    assert bare.version == version
+
+
+def test_report_illusion_prints_the_gap_and_effective_scale(ws, capsys):
+    import json
+
+    evaluate.evaluate(ws, "bm25", name="bm25", k=5, ladder="both")
+    assert main(["report", "--workspace", str(ws.path), "--illusion", "--format", "json", "--n-boot", "200"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    rungs = {r["rung"] for r in out["gap"]}
+    assert rungs == set(ladder.load(ws).names) and {r["metric"] for r in out["gap"]} == {"SR@10", "FR@10", "R@1"}
+    assert all(abs(r["gap"] - (r["benign"] - r["adversarial"])) < 1e-12 for r in out["gap"] if r["n"])
+    assert {r["domain"] for r in out["effective_scale"]} >= {"all", "law"}
+    assert main(["report", "--workspace", str(ws.path), "--illusion"]) == 0
+    assert "illusion gap = benign twin − adversarial ladder" in capsys.readouterr().out
+
+
+def test_report_illusion_without_twin_results(tmp_path_factory, tmp_path, capsys):
+    bare = copy_workspace(template(tmp_path_factory), tmp_path / "bare")
+    evaluate.evaluate(bare, "bm25", name="bm25", k=5)
+    assert main(["report", "--workspace", str(bare.path), "--illusion"]) == 2
+    assert "--ladder both" in capsys.readouterr().err

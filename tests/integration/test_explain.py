@@ -1,0 +1,96 @@
+"""Displacement attribution on a constructed case: every cause produced once and attributed right; the CLI agrees."""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from emb_s_core import bank, ladder, runs
+from emb_s_core.analysis import explain
+from emb_s_core.cli import main
+from emb_s_core.errors import EmbSError
+from emb_s_core.store import Workspace
+from tests.conftest import write_jsonl
+
+# documents: 1 gold, 2 the hard negative, 3 and 4 old members of r, 5 new law, 6 new math, 7 new law of source s2
+DOMAIN = {1: "law", 2: "law", 3: "law", 4: "law", 5: "law", 6: "math", 7: "law", 8: "math"}
+SMALL, BIG = [1, 2, 3, 4, 8], [1, 2, 3, 4, 5, 6, 7, 8]
+# query -> (ranked list on r, ranked list on r'), k = 2; gold is always document 1
+LISTS = {
+    "qa": ([1, 3], [2, 3, 1]),   # the hard negative took the place
+    "qb": ([1, 3], [5, 3, 1]),   # new, same domain
+    "qc": ([1, 3], [6, 3, 1]),   # new, other domain
+    "qd": ([1, 3], [7, 3]),      # new, other source (gold beyond the stored list: rank 0)
+    "qe": ([1, 3], [4, 3, 1]),   # already in r: the gold fell below an old member
+    "qf": ([1, 3], [5, 6, 1]),   # two displacers: half same domain, half other domain
+    "qg": ([1, 3], [1, 5]),      # gold kept: not displaced
+}
+
+
+@pytest.fixture()
+def ws(tmp_path):
+    docs = [{"doc_id": d, "text": f"document {d}", "domain": dom, "source": "s2" if d == 7 else "s1"}
+            for d, dom in DOMAIN.items()]
+    qs = [{"qid": q, "text": f"question {q}", "answer": "x", "ref_ids": [1],
+           "hard_negative_ids": [2] if q == "qa" else [], "domain": "law"} for q in LISTS]
+    write_jsonl(tmp_path / "bank" / "documents.jsonl", docs)
+    write_jsonl(tmp_path / "bank" / "queries.jsonl", qs)
+    bank.import_path(tmp_path / "ws", "native", tmp_path / "bank", source="s1")
+    ws = Workspace(tmp_path / "ws")
+    d, q = bank.documents(ws), bank.queries(ws)
+    rungs = [ladder._rung("r", "shared", None, None, None, SMALL, list(LISTS), d, q),
+             ladder._rung("r2", "global", None, None, None, BIG, list(LISTS), d, q)]
+    rungs[1].order = 1
+    kept = pd.DataFrame({"qid": list(LISTS), "domain": "law", "kept": True, "reason": ""})
+    ladder.store(ws, ladder.Ladder(rungs, kept, {}), ladder.bank_state(ws))
+    runs.create_run(ws, "hand", "retriever", "hand", {"k": 3})
+    runs.save_results(ws, "hand", [{"rung": rung, "qid": qid, "doc_ids": lists[i]}
+                                   for qid, lists in LISTS.items() for i, rung in enumerate(["r", "r2"])])
+    return ws
+
+
+def test_every_cause_is_attributed_right(ws):
+    out = explain.explain(ws, "hand", "r", "r2", k=2)
+    shown = out["displaced"].set_index("qid")
+    assert list(shown.index) == ["qa", "qb", "qc", "qd", "qe", "qf"] and out["queries"] == 7
+    assert shown.loc["qa", "causes"] == [explain.HARD_NEGATIVE]
+    assert shown.loc["qb", "causes"] == [explain.SAME_DOMAIN]
+    assert shown.loc["qc", "causes"] == [explain.OTHER_DOMAIN]
+    assert shown.loc["qd", "causes"] == [explain.OTHER_SOURCE]
+    assert shown.loc["qe", "causes"] == [explain.ALREADY_IN]
+    assert shown.loc["qf", "displacers"] == [5, 6]
+    assert shown.loc["qf", "causes"] == [explain.SAME_DOMAIN, explain.OTHER_DOMAIN]
+    assert shown.loc["qd", "gold_ranks_to"] == [0] and shown.loc["qa", "gold_ranks_to"] == [3]
+    shares = out["breakdown"].set_index("cause")
+    assert shares["share"].sum() == pytest.approx(1.0) and set(shares["n"]) == {6}
+    assert shares.loc[explain.SAME_DOMAIN, "share"] == pytest.approx(1.5 / 6)
+    assert shares.loc[explain.OTHER_DOMAIN, "queries"] == 2
+    assert shares.loc[explain.HARD_NEGATIVE, "share"] == pytest.approx(1 / 6)
+    assert "qg" not in set(explain.explain(ws, "hand", "r", "r2", k=1)["displaced"]["qid"])  # gold first on both
+
+
+def test_cli_agrees_with_the_engine(ws, capsys):
+    assert main(["explain", "--workspace", str(ws.path), "--run", "hand", "--from", "r", "--to", "r2", "--k", "2",
+                 "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    engine = explain.explain(ws, "hand", "r", "r2", k=2)
+    assert printed["breakdown"] == engine["breakdown"].to_dict("records")
+    assert [r["qid"] for r in printed["displaced"]] == list(engine["displaced"]["qid"])
+    assert main(["explain", "--workspace", str(ws.path), "--run", "hand", "--from", "r", "--to", "r2",
+                 "--k", "2"]) == 0
+    text = capsys.readouterr().out
+    assert "6 of 7 queries lost a gold document" in text and "7(new, other source)" in text
+
+
+def test_bad_requests(ws, capsys):
+    with pytest.raises(EmbSError, match="not contained in"):
+        explain.explain(ws, "hand", "r2", "r")
+    with pytest.raises(EmbSError, match="no run named 'nope'"):
+        explain.explain(ws, "nope", "r", "r2")
+    with pytest.raises(EmbSError, match="no rung named 'x'"):
+        explain.explain(ws, "hand", "x", "r2")
+    with pytest.raises(EmbSError, match="k must be at least 1"):
+        explain.explain(ws, "hand", "r", "r2", k=0)
+    assert main(["explain", "--workspace", str(ws.path), "--run", "hand", "--from", "r2", "--to", "r"]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1

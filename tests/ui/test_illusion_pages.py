@@ -1,0 +1,104 @@
+"""The illusion on the dashboard: twin rows and the gap on the Overview, effective scale, and the Explain page
+agreeing with `emb-s explain` on the same cell."""
+from __future__ import annotations
+
+import json
+import urllib.parse
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from conftest import REPO
+from emb_s_core import evaluate, twin
+from emb_s_core.analysis import explain
+from emb_s_core.cli import main
+
+pytestmark = pytest.mark.timeout(180)
+
+
+@pytest.fixture(scope="module")
+def twin_ws(tmp_path_factory):
+    from testkit.retrieval_bank import copy_workspace, template
+
+    ws = copy_workspace(template(tmp_path_factory), tmp_path_factory.mktemp("illusion") / "ws")
+    twin.build(ws, top_n=3)
+    evaluate.evaluate(ws, "bm25", name="bm25", k=5, ladder="both")
+    return ws
+
+
+@pytest.fixture
+def env(twin_ws, monkeypatch, tmp_path):
+    monkeypatch.setenv("EMB_S_DATA", str(twin_ws.path.parent))
+    return twin_ws  # (the URL opens only workspaces under the data folder)
+
+
+def run_page(page: str, params: dict) -> AppTest:
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=90)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.switch_page(f"pages/{page}")
+    return at.run()
+
+
+def clean(at: AppTest) -> None:
+    assert not at.exception, [e.message for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_overview_shows_the_twin_beside_each_run_and_the_gap(env):
+    at = run_page("2_Overview.py", {"ws": str(env.path), "metric": "SR@K", "k": "5", "x": "scale"})
+    clean(at)
+    heat, curves = (json.loads(el.proto.spec) for el in at.get("plotly_chart"))
+    assert heat["data"][1]["y"] == ["bm25", "bm25 · benign"]
+    dashes = {t["name"]: t["line"].get("dash") for t in curves["data"] if t.get("mode") == "lines+markers"}
+    assert dashes == {"bm25": "solid", "bm25 · benign": "dash"}
+    tables = [el.value for el in at.dataframe]
+    gap = next(t for t in tables if "gap" in t.columns)
+    assert set(gap["run"]) == {"bm25"}
+    assert ((gap["gap"] - (gap["benign"] - gap["adversarial"])).abs() < 1e-9).all()
+    assert any("effective scale (SR@10)" in t.columns for t in tables)
+    off = run_page("2_Overview.py", {"ws": str(env.path), "x": "scale"})
+    off.toggle(key="twin").set_value(False).run()
+    clean(off)
+    assert json.loads(off.get("plotly_chart")[0].proto.spec)["data"][1]["y"] == ["bm25"]
+
+
+def test_explain_page_agrees_with_the_cli(env, capsys):
+    lad_from, lad_to = "2K/law", "full"
+    at = run_page("8_Explain.py", {"ws": str(env.path), "run": "bm25", "from": lad_from, "to": lad_to, "k": "5"})
+    clean(at)
+    assert main(["explain", "--workspace", str(env.path), "--run", "bm25", "--from", lad_from, "--to", lad_to,
+                 "--k", "5", "--json"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    shares = next(el.value for el in at.dataframe if "cause" in el.value.columns)
+    assert shares["share"].round(9).tolist() == [round(r["share"], 9) for r in cli["breakdown"]]
+    assert shares["cause"].tolist() == list(explain.CAUSES)
+    assert cli["breakdown"][0]["n"] > 0  # the cell has displaced queries: the comparison means something
+    displaced = next(el.value for el in at.dataframe if "displacers" in el.value.columns)
+    assert displaced["qid"].tolist() == [r["qid"] for r in cli["displaced"]]
+    link = at.get("page_link")[-1].proto
+    params = dict(urllib.parse.parse_qsl(link.query_string))
+    first = cli["displaced"][0]
+    assert params["q"] == first["qid"] and params["rung"] == lad_to
+    assert [int(d) for d in params["hl"].split(",")] == first["displacers"]
+    drill = run_page("3_Query_drilldown.py", params)  # the link opens the query with its displacers marked
+    clean(drill)
+    top = next(el.value for el in drill.dataframe if "displaced the gold" in el.value.columns)
+    assert set(top.loc[top["displaced the gold"], "doc_id"]) == set(first["displacers"])
+
+
+def test_explain_page_with_rungs_that_do_not_nest(env):
+    at = run_page("8_Explain.py", {"ws": str(env.path), "run": "bm25", "from": "full"})
+    clean(at)
+    assert any("No rung of the ladder contains full" in el.value for el in at.info)
+
+
+def test_overview_links_a_cell_to_what_displaced_its_gold(env):
+    at = run_page("2_Overview.py", {"ws": str(env.path), "x": "rung"})
+    clean(at)
+    link = next(el.proto for el in at.get("page_link") if "displaced the gold" in el.proto.label)
+    params = dict(urllib.parse.parse_qsl(link.query_string))
+    assert params["run"] == "bm25" and params["from"] in {"2K/history", "2K/law", "2K/medicine"}
+    explain_page = run_page("8_Explain.py", params)
+    clean(explain_page)
+    assert explain_page.selectbox(key="url_from").value == params["from"]

@@ -1,0 +1,193 @@
+"""The benign twin on hand-built banks: no hard negative and no top-N neighbour of any kept query in any twin rung
+(gold excepted), the same rungs, budgets, queries and gold as the built ladder, nesting, short rungs said, staleness."""
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+
+import pytest
+
+from emb_s_core import bank, ladder, retrievers, twin
+from emb_s_core.errors import EmbSError
+from emb_s_core.store import Workspace
+from tests.conftest import write_jsonl
+
+DOMAINS = ["medical", "history", "law"]
+OPTS = ladder.LadderOptions(base="8K", domain_sizes=("8K", "16K"), shared_size="24K", reserve=256)
+
+
+def make_bank(folder, n_docs=600, n_queries=24, seed=3):
+    """Random-word documents; each query quotes words of its gold, so BM25 neighbours are real (gold first, then
+    documents that share the quoted words by chance)."""
+    rnd = random.Random(seed)
+    words = [f"w{i}" for i in range(3000)]
+    texts = [[rnd.choice(words) for _ in range(rnd.randint(30, 120))] for _ in range(n_docs)]
+    docs = [{"doc_id": i, "text": " ".join(t), "domain": DOMAINS[i % 3], "source": "s1"} for i, t in enumerate(texts)]
+    queries = []
+    for j in range(n_queries):
+        d = DOMAINS[j % 3]
+        ids = rnd.sample([i for i in range(n_docs) if DOMAINS[i % 3] == d], 4)
+        k = rnd.choice([1, 2])
+        text = " ".join(w for g in ids[:k] for w in rnd.sample(texts[g], 5))
+        queries.append({"qid": f"q{j}", "text": text, "answer": "y", "ref_ids": ids[:k],
+                        "hard_negative_ids": ids[k:], "domain": d})
+    write_jsonl(folder / "documents.jsonl", docs)
+    write_jsonl(folder / "queries.jsonl", queries)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory):
+    root = tmp_path_factory.mktemp("twin")
+    bank.import_path(root / "ws", "native", make_bank(root / "bank"))
+    ws = Workspace(root / "ws")
+    ladder.build(ws, OPTS)
+    return ws
+
+
+def reference_neighbours(ws, qids, n):
+    """Top-n of each query over the whole bank under rank-bm25 (the reference implementation), gold and documents
+    sharing no term with the query (score 0) excepted."""
+    qs = bank.queries(ws).set_index("qid").loc[qids]
+    r = retrievers.get("bm25-reference")
+    r.prepare(ws, None)
+    ranked = r.rank(qs["text"].tolist(), {"all": r.doc_ids}, n)["all"]
+    gold = {int(d) for refs in qs["ref_ids"] for d in refs}
+    return {int(d) for row, scores in zip(ranked.ids, ranked.scores) for d, s in zip(row, scores) if s > 0} - gold
+
+
+def test_twin_keeps_gold_queries_budgets_and_leaves_out_every_near_document(ws):
+    built = ladder.load(ws)
+    lad = twin.build(ws, top_n=10)
+    qs = bank.queries(ws).set_index("qid")
+    kept = list(built.kept.query("kept")["qid"])
+    gold = {int(d) for q in kept for d in qs.loc[q, "ref_ids"]}
+    negatives = {int(d) for q in kept for d in qs.loc[q, "hard_negative_ids"]} - gold
+    near = negatives | reference_neighbours(ws, kept, 10)
+    assert len(near - negatives) > 20  # the neighbours are more than the hard negatives: the test can fail
+    tok = bank.token_counts(ws)
+    assert lad.names == [ladder.qualified("benign", n) for n in built.names]
+    again = ladder.load(ws, kind="benign")
+    assert again.names == lad.names
+    for t, b in zip(again.rungs, built.rungs):
+        members = set(t.doc_ids.tolist())
+        assert not members & near, t.name
+        assert members & gold == set(b.doc_ids.tolist()) & gold, t.name  # the same gold documents
+        assert t.qids == b.qids and t.budget == b.budget and t.kind == b.kind and t.domain == b.domain
+        assert t.n_tokens == tok.loc[t.doc_ids].sum()
+        if t.budget is not None:
+            assert t.n_tokens <= t.budget
+        if t.kind in ("domain", "mixed", "global") and "note" not in t.composition:  # filled: no more would fit
+            assert t.n_tokens + tok.max() > t.budget, t.name
+    assert set(again.kept["qid"]) == set(built.kept["qid"])
+    # the gold documents near another kept query are counted (they stay: their own query needs them)
+    ref = retrievers.get("bm25-reference")
+    ref.prepare(ws, None)
+    tops = ref.rank(qs.loc[kept, "text"].tolist(), {"all": ref.doc_ids}, 10)["all"]
+    other_gold = {int(d) for q, row, sc in zip(kept, tops.ids, tops.scores) for d, s in zip(row, sc)
+                  if s > 0 and int(d) in gold and int(d) not in set(qs.loc[q, "ref_ids"])}
+    other_gold |= {int(d) for q in kept for d in qs.loc[q, "hard_negative_ids"]
+                   if int(d) in gold and int(d) not in set(qs.loc[q, "ref_ids"])}
+    assert lad.options["gold_near_other_queries"] == len(other_gold)
+    # this bank has irrelevant documents enough for the domain rungs (the mixed ones draw on every domain's pool);
+    # its 96K rung is most of the bank, which the twin cannot match without near documents
+    short = [r.name for r in again.rungs if r.composition.get("note", "").startswith("short")]
+    assert short == ["benign:96K"]
+
+
+def test_twin_rungs_nest_like_the_built_ladder(ws):
+    lad = ladder.load(ws, kind="benign")
+    for d in DOMAINS:
+        chain = [lad.rung(f"benign:{s}/{d}") for s in ("8K", "16K")] + [lad.rung("benign:24K")]
+        for small, big in zip(chain, chain[1:]):
+            assert set(small.doc_ids) <= set(big.doc_ids), (small.name, big.name)
+    shared = [r for r in lad.rungs if r.kind in ("shared", "global", "full")]
+    assert len(shared) >= 3
+    for small, big in zip(shared, shared[1:]):
+        assert set(small.doc_ids) <= set(big.doc_ids), (small.name, big.name)
+        if set(small.doc_ids) == set(big.doc_ids):  # the irrelevant documents ran out: said in the row
+            assert small.composition["note"].startswith("short"), small.name
+
+
+def test_twin_is_seeded(ws, tmp_path):
+    first = ladder.load(ws, kind="benign")
+    again = twin.build(ws, top_n=10)
+    assert [r.membership_hash for r in again.rungs] == [r.membership_hash for r in first.rungs]
+
+
+def test_a_rung_that_cannot_fill_says_so_and_is_not_padded(tmp_path):
+    bank.import_path(tmp_path / "ws", "native", make_bank(tmp_path / "bank", n_docs=240, n_queries=24))
+    ws = Workspace(tmp_path / "ws")
+    ladder.build(ws, OPTS)
+    lad = twin.build(ws, top_n=60)  # 24 queries × 60 neighbours: most of a 240-document bank is near
+    near = reference_neighbours(ws, list(lad.kept.query("kept")["qid"]), 60)
+    short = [r for r in lad.rungs if r.composition.get("note", "").startswith("short")]
+    assert short
+    table = lad.table()
+    for r in short:
+        assert not set(r.doc_ids.tolist()) & near
+        assert "too few documents irrelevant" in table.set_index("rung").loc[r.name, "note"]
+    assert "note" in ladder.load(ws, kind="benign").table().columns
+
+
+def test_rebuilding_the_built_ladder_stales_the_twin(tmp_path):
+    bank.import_path(tmp_path / "ws", "native", make_bank(tmp_path / "bank", n_docs=300, n_queries=12))
+    ws = Workspace(tmp_path / "ws")
+    ladder.build(ws, OPTS)
+    twin.build(ws, top_n=5)
+    assert ladder.stale_reason(ws, "benign") is None
+    ladder.build(ws, ladder.LadderOptions(**{**OPTS.__dict__, "seed": 7}))
+    assert "twin of was rebuilt" in ladder.stale_reason(ws, "benign")
+    with pytest.raises(EmbSError, match="benign ladder .* is stale") as err:
+        ladder.load(ws, kind="benign")
+    assert "--control benign" in err.value.fix
+    twin.build(ws, top_n=5)
+    assert ladder.stale_reason(ws, "benign") is None
+
+
+def test_bad_inputs(tmp_path, ws):
+    with pytest.raises(EmbSError, match="top-n must be 0 or more"):
+        twin.build(ws, top_n=-1)
+    with pytest.raises(EmbSError, match="unknown retriever"):
+        twin.build(ws, references=["nope"])
+    bank.import_path(tmp_path / "empty", "native", make_bank(tmp_path / "bank", n_docs=60, n_queries=3))
+    with pytest.raises(EmbSError, match="no ladder yet"):
+        twin.build(Workspace(tmp_path / "empty"))
+
+
+def test_cached_dense_vectors_become_a_reference(tmp_path):
+    from emb_s_core import evaluate
+
+    bank.import_path(tmp_path / "ws", "native", make_bank(tmp_path / "bank", n_docs=150, n_queries=6))
+    ws = Workspace(tmp_path / "ws")
+    ladder.build(ws, ladder.LadderOptions(base="4K", domain_sizes=("4K",), shared_size="12K", reserve=128))
+    assert twin.cached_dense_references(ws) == []  # nothing embedded: bm25 only, nothing is embedded for the twin
+    lad = twin.build(ws, top_n=5)
+    assert lad.options["references"] == ["bm25"]
+    evaluate.evaluate(ws, "dense:minilm-l3", k=5)
+    assert twin.cached_dense_references(ws) == [("dense:minilm-l3", 128)]
+    lad = twin.build(ws, top_n=5)
+    assert lad.options["references"] == ["bm25", "dense:minilm-l3"]
+    dense = retrievers.get("dense:minilm-l3")
+    dense.prepare(ws, None)
+    assert dense.embedded == 0
+    qs = bank.queries(ws).set_index("qid").loc[list(lad.kept.query("kept")["qid"])]
+    top = dense.rank(qs["text"].tolist(), {"all": dense.doc_ids}, 5)["all"].ids
+    gold = {int(d) for refs in bank.queries(ws)["ref_ids"] for d in refs}
+    for r in lad.rungs:
+        assert not (set(r.doc_ids.tolist()) & ({int(d) for d in top.ravel()} - gold)), r.name
+
+
+def test_cli_builds_and_shows_the_twin(ws, tmp_path):
+    out = subprocess.run([sys.executable, "-m", "emb_s_core.cli", "ladder", "build", "--workspace", str(ws.path),
+                          "--control", "benign", "--top-n", "10"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "benign twin:" in out.stdout and "benign:24K" in out.stdout
+    show = subprocess.run([sys.executable, "-m", "emb_s_core.cli", "ladder", "show", "--workspace", str(ws.path),
+                           "--ladder", "benign"], capture_output=True, text=True)
+    assert show.returncode == 0 and "benign:8K/law" in show.stdout
+    bank.import_path(tmp_path / "fresh", "native", make_bank(tmp_path / "bank", n_docs=60, n_queries=3))
+    bad = subprocess.run([sys.executable, "-m", "emb_s_core.cli", "ladder", "build", "--workspace",
+                          str(tmp_path / "fresh"), "--control", "benign"], capture_output=True, text=True)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "no ladder yet" in bad.stderr
