@@ -1,10 +1,9 @@
 """The leaderboard as a figure (Leaderboard page, papers): runs × rungs coloured by the metric, each cell labelled
 with its value and mark (▲ better / ▼ worse / = no difference than the baseline), and on hover its n, bootstrap
 interval, difference to the baseline and corrected p-value. Cells without a score are grey, never a zero. Run and
-rung names are HTML-escaped (plotly renders tags in labels and hover text): they show as written."""
+rung names are made literal by style.apply (plotly renders tags in labels and hover text): they show as written."""
 from __future__ import annotations
 
-import html
 import math
 
 import pandas as pd
@@ -35,26 +34,29 @@ def leaderboard(cells: pd.DataFrame, runs: list[str], columns: list[str], metric
             br.append(1.0 if math.isnan(value) else float("nan"))
             tr.append("no score" if math.isnan(value) else f"{value:.3f} {MARKS.get(verdict, '')}".strip())
             n = int(row["n"]) if row is not None else 0
-            detail = "" if row is None or run == baseline else (
-                f"<br>Δ vs {html.escape(baseline)} = {_fmt(row['delta'])}<br>corrected p = {_fmt(row['p_adjusted'], 4)}")
-            hr.append(f"{html.escape(run)} at {html.escape(col)}<br>{metric} = {_fmt(value)} (n = {n})<br>95% CI "
-                      f"[{_fmt(row['ci_low'] if row is not None else None)}, "
-                      f"{_fmt(row['ci_high'] if row is not None else None)}]{detail}<br>{verdict}")
+            compared = row is not None and run != baseline
+            hr.append([run, col, f"{metric} = {_fmt(value)} (n = {n})",
+                       f"95% CI [{_fmt(row['ci_low'] if row is not None else None)}, "
+                       f"{_fmt(row['ci_high'] if row is not None else None)}]",
+                       f"Δ vs {baseline} = {_fmt(row['delta'])}" if compared else "",
+                       f"corrected p = {_fmt(row['p_adjusted'], 4)}" if compared else "", verdict])
         z.append(zr)
         text.append(tr)
         hover.append(hr)
         blank.append(br)
-    xs, ys = [html.escape(col) for col in columns], [html.escape(run) for run in runs]
+    xs, ys = list(columns), list(runs)  # style.apply makes them literal
     fig = go.Figure()
     fig.add_trace(go.Heatmap(z=blank, x=xs, y=ys, colorscale=[[0, "#DDDDDD"], [1, "#DDDDDD"]],
                              showscale=False, hoverinfo="skip", xgap=2, ygap=2))
     fig.add_trace(go.Heatmap(
         z=z, x=xs, y=ys, zmin=0.0, zmax=1.0, colorscale=style.SEQUENTIAL, text=text,
-        texttemplate="%{text}", textfont=dict(size=12), customdata=hover, hovertemplate="%{customdata}<extra></extra>",
+        texttemplate="%{text}", textfont=dict(size=12), customdata=hover,
+        hovertemplate="%{customdata[0]} at %{customdata[1]}<br>%{customdata[2]}<br>%{customdata[3]}<br>%{customdata[4]}"
+                      "<br>%{customdata[5]}<br>%{customdata[6]}<extra></extra>",
         xgap=2, ygap=2, colorbar=dict(title=dict(text=metric, side="right"))))
     fig.update_xaxes(title_text=f"{x} (searchable pool size in tokens)", type="category", tickangle=-45)
     fig.update_yaxes(title_text="run", type="category", autorange="reversed")
     height = max(360, 120 + 48 * len(runs) + 60)
     width = max(700, 180 + 80 * len(columns))
-    return style.apply(fig, title or f"{style.metric_label(metric)}: runs against {html.escape(baseline)}", caption,
+    return style.apply(fig, title or f"{style.metric_label(metric)}: runs against {baseline}", caption,
                        height=height, width=width)

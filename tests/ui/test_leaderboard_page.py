@@ -38,8 +38,8 @@ def test_default_view_and_url_state(app_env):
     assert heat["y"] == t["run"].tolist() and heat["x"] == [c for c in t.columns if c not in ("run", "vs baseline")]
     row = t["run"].tolist().index("overlap-idf")
     assert heat["text"][row] == [c if c != "–" else "no score" for c in t.iloc[row, 2:]]
-    assert "n = " in heat["customdata"][row][-1] and "95% CI" in heat["customdata"][row][-1]
-    assert "corrected p = " in heat["customdata"][row][-1]
+    hover = " | ".join(heat["customdata"][row][-1])  # the hover's data fields (the template holds the markup)
+    assert "n = " in hover and "95% CI" in hover and "corrected p = " in hover
     saved = dict(at.query_params)
     assert saved["base"] == "overlap" and saved["corr"] == "holm" and saved["sort"] == "full"
     again = run_page(PAGE, {**saved, "x": "rung", "detail": "1"})

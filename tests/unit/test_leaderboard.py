@@ -126,5 +126,6 @@ def test_figure_draws_the_cells_with_names_escaped():
     heat = fig.data[1]
     assert list(heat.y) == ["base", "&lt;i&gt;strong&lt;/i&gt;"]
     assert list(heat.text[1]) == ["1.000 ▲", "1.000 ▲"]
-    assert "n = 12" in heat.customdata[1][0] and "corrected p = 0.0020" in heat.customdata[1][0]
-    assert "&lt;i&gt;strong" in heat.customdata[1][0] and "<i>" not in heat.customdata[1][0]
+    hover = " | ".join(heat.customdata[1][0])  # the data fields of the hover; the markup is the template's own
+    assert "n = 12" in hover and "corrected p = 0.0020" in hover
+    assert "&lt;i&gt;strong" in hover and "<i>" not in hover and "&amp;" not in hover
