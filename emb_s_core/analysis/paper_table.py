@@ -6,6 +6,8 @@ A column is a scale: a rung's name inside its ladder with domain rungs pooled (`
 listed right under the run of its base retriever, as the paper shows reranking as a row below its first stage.
 Values are percentages (one decimal in the typeset formats); n is the number of queries the metric is defined on
 (R@1: single-source, FR@10: multi-source), given per cell in CSV and as a note under Markdown and LaTeX.
+On the built ladder the last column is each run's effective scale (``analysis.illusion``: the largest scale whose
+SR@10 stays at or above 0.85 × its base value, with its bootstrap interval); other ladders have none.
 """
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ class PaperTable:
     n: pd.DataFrame
     rows: pd.DataFrame
     scales: list[str]
+    effective: pd.Series | None = None  # run -> "1M [512K, ≥ full]" on the built ladder, else None
 
 
 def column_of(rung: str) -> str:
@@ -85,6 +88,7 @@ def build(ws: Workspace, scales: Sequence[str] = DEFAULT_SCALES, runs: Sequence[
         raise EmbSError(f"the workspace {ws.path} has no runs", fix="evaluate a retriever first (`emb-s eval`).")
     pq = per_query_df if per_query_df is not None else views.per_query(ws, chosen)
     kind = kind or default_ladder(pq)
+    effective = _effective(ws, pq, chosen) if kind == ladder.BUILT else None
     if kind not in ladder.LADDER_KINDS:
         raise EmbSError(f"unknown ladder {kind!r}", fix=f"use one of: {', '.join(ladder.LADDER_KINDS)}.")
     if len(pq):
@@ -104,7 +108,29 @@ def build(ws: Workspace, scales: Sequence[str] = DEFAULT_SCALES, runs: Sequence[
     counts = agg.pivot_table(index="run", columns=["column", "metric"], values="n", dropna=False)
     values = values.reindex(index=rows["run"], columns=cols) * 100.0
     counts = counts.reindex(index=rows["run"], columns=cols).fillna(0).astype(np.int64)
-    return PaperTable(values, counts, rows, scales)
+    if effective is not None:
+        effective = effective.reindex(rows["run"]).fillna("–")
+    return PaperTable(values, counts, rows, scales, effective)
+
+
+EFFECTIVE_COLUMN = "effective scale"
+
+
+def _effective(ws: Workspace, pq: pd.DataFrame, chosen: Sequence[str]) -> pd.Series | None:
+    """Each run's effective scale on the built ladder, as "scale [low, high]" (None without two built scales)."""
+    from emb_s_core.analysis import illusion
+
+    if not len(pq) or not ladder.exists(ws):
+        return None
+    lad = ladder.load(ws, allow_stale=True)
+    if len({scale_of(r.name) for r in lad.rungs if r.ladder == ladder.BUILT}) < 2:
+        return None
+    eff = illusion.effective_for_ladder(pq[pq["run"].isin(chosen)], lad, runs=list(chosen), n_boot=200)
+    if eff.empty:
+        return None
+    eff = eff[eff["domain"] == "all"] if "domain" in eff else eff
+    return pd.Series([f"{e} [{lo}, {hi}]" for e, lo, hi in zip(eff["effective"], eff["ci_low"], eff["ci_high"])],
+                     index=eff["run"].to_numpy())
 
 
 def _row_order(listed: pd.DataFrame) -> pd.DataFrame:
@@ -133,6 +159,8 @@ def flat(table: PaperTable) -> pd.DataFrame:
     for scale, metric in table.values.columns:
         out[f"{scale} {metric}"] = table.values[(scale, metric)].to_numpy()
         out[f"{scale} {metric} n"] = table.n[(scale, metric)].to_numpy()
+    if table.effective is not None:
+        out[EFFECTIVE_COLUMN] = table.effective.to_numpy()
     return out
 
 
@@ -158,13 +186,18 @@ def to_markdown(table: PaperTable) -> str:
     def esc(s: str | None) -> str:
         return "–" if s is None else s.replace("|", "\\|").replace("\n", " ")
 
-    header = ["run", *[f"{s} {m}" for s, m in table.values.columns]]
+    eff = list(table.effective) if table.effective is not None else None
+    header = ["run", *[f"{s} {m}" for s, m in table.values.columns], *([EFFECTIVE_COLUMN] if eff else [])]
     lines = ["| " + " | ".join(esc(h) for h in header) + " |",
-             "|---|" + "|".join("---:" for _ in table.values.columns) + "|"]
-    for label, (_, row) in zip(table.rows["label"], table.values.iterrows()):
-        lines.append("| " + " | ".join([esc(label.replace("  + ", "↳ ")), *[esc(_cell(v)) for v in row]]) + " |")
+             "|---|" + "|".join("---:" for _ in header[1:]) + "|"]
+    for i, (label, (_, row)) in enumerate(zip(table.rows["label"], table.values.iterrows())):
+        cells = [esc(label.replace("  + ", "↳ ")), *[esc(_cell(v)) for v in row], *([esc(eff[i])] if eff else [])]
+        lines.append("| " + " | ".join(cells) + " |")
     notes = ["", "Values in %. n = queries each cell averages over (R@1: single-source, FR@10: multi-source):"]
     notes += [f"- {esc(line)}" for line in _n_note(table)]
+    if eff:
+        notes.append(f"- {EFFECTIVE_COLUMN}: the largest scale whose SR@10 stays ≥ 0.85 × its base value, with its "
+                     "bootstrap 95% interval")
     return "\n".join(lines + notes) + "\n"
 
 
@@ -173,13 +206,17 @@ def to_latex(table: PaperTable) -> str:
     from emb_s_core.export import latex_escape as tex
 
     k = len(METRICS)
-    lines = [r"\begin{tabular}{l" + "r" * (k * len(table.scales)) + "}", r"\toprule",
-             " & " + " & ".join(rf"\multicolumn{{{k}}}{{c}}{{{tex(s)}}}" for s in table.scales) + r" \\",
+    eff = list(table.effective) if table.effective is not None else None
+    extra = ["Eff. scale"] if eff else []
+    lines = [r"\begin{tabular}{l" + "r" * (k * len(table.scales)) + ("l" if eff else "") + "}", r"\toprule",
+             " & " + " & ".join([rf"\multicolumn{{{k}}}{{c}}{{{tex(s)}}}" for s in table.scales]
+                                + ([""] if eff else [])) + r" \\",
              "".join(rf"\cmidrule(lr){{{2 + i * k}-{1 + (i + 1) * k}}}" for i in range(len(table.scales))),
-             "Run & " + " & ".join(tex(m) for _ in table.scales for m in METRICS) + r" \\", r"\midrule"]
-    for label, (_, row) in zip(table.rows["label"], table.values.iterrows()):
+             "Run & " + " & ".join([tex(m) for _ in table.scales for m in METRICS] + extra) + r" \\", r"\midrule"]
+    for i, (label, (_, row)) in enumerate(zip(table.rows["label"], table.values.iterrows())):
         name = r"\quad + " + tex(label.strip()[2:]) if label.startswith("  + ") else tex(label)
-        lines.append(" & ".join([name, *[_cell(v) or "--" for v in row]]) + r" \\")
+        lines.append(" & ".join([name, *[_cell(v) or "--" for v in row], *([tex(eff[i])] if eff else [])])
+                     + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}",
               r"\par\footnotesize Values in \%. " + tex(" / ".join(_n_note(table))), ""]
     return "\n".join(lines)

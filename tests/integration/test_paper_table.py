@@ -60,7 +60,8 @@ def test_rows_columns_and_values_match_the_report(ws):
 def test_formats(ws):
     pt = paper_table.build(ws, ["8K", "full"])
     md = paper_table.render(pt, "markdown")
-    assert md.splitlines()[0] == "| run | 8K R@1 | 8K SR@10 | 8K FR@10 | full R@1 | full SR@10 | full FR@10 |"
+    assert md.splitlines()[0] == ("| run | 8K R@1 | 8K SR@10 | 8K FR@10 | full R@1 | full SR@10 | full FR@10 "
+                                  "| effective scale |")
     assert "| ↳ bm25+ce |" in md and "- 8K: R@1 n=" in md
     tex = paper_table.render(pt, "latex")
     assert r"\toprule" in tex and r"\bottomrule" in tex and r"\cmidrule(lr){2-4}\cmidrule(lr){5-7}" in tex
@@ -69,12 +70,27 @@ def test_formats(ws):
     assert list(csv.columns[:4]) == ["run", "base", "8K R@1", "8K R@1 n"] and len(csv) == 3
 
 
+def test_effective_scale_column_is_the_illusion_module_s(ws):
+    """The built ladder's table ends with each run's effective scale, as analysis.illusion computes it."""
+    from emb_s_core.analysis import illusion
+
+    pt = paper_table.build(ws, ["8K", "full"])
+    eff = illusion.effective_for_ladder(views.per_query(ws), ladder.load(ws), n_boot=200)
+    eff = eff[eff["domain"] == "all"].set_index("run")
+    for run in pt.rows["run"]:
+        e = eff.loc[run]
+        assert pt.effective[run] == f"{e['effective']} [{e['ci_low']}, {e['ci_high']}]"
+    assert pt.effective["bm25+ce"].startswith("≥ ")  # the gold is first on every rung: it never falls
+    assert paper_table.flat(pt)[paper_table.EFFECTIVE_COLUMN].tolist() == pt.effective.tolist()
+    assert r"Eff. scale" in paper_table.render(pt, "latex")
+
+
 def test_cli_and_bad_requests(ws, capsys, tmp_path):
     assert main(["report", "--paper-table", "--rungs", "8K,full", "-w", str(ws.path)]) == 0
     assert "| run | 8K R@1 |" in capsys.readouterr().out
     out = tmp_path / "t3.tex"
     assert main(["report", "--paper-table", "--rungs", "8K", "-w", str(ws.path), "--out", str(out)]) == 0
-    assert out.read_text().startswith(r"\begin{tabular}{lrrr}")
+    assert out.read_text().startswith(r"\begin{tabular}{lrrrl}")  # 3 metrics + effective scale
     assert main(["report", "--paper-table", "-w", str(ws.path)]) == 2  # 64K/512K/30M/326M: none here
     assert "no results on the built ladder at any of the scales 64K, 512K, 30M, 326M" in capsys.readouterr().err
     with pytest.raises(EmbSError, match="no run named 'nope'"):
