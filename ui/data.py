@@ -235,5 +235,6 @@ def leaderboard(path: str, v: int, metric: str, baseline: str, correction: str, 
     from emb_s_core.analysis import leaderboard as board
 
     pq = filtered(path, v, domains, tasks, sources, tags)
-    return board.compute(pq, views.columns(get_ladder(path, v), pq, x), metric, baseline, x=x,
-                         runs=list(run_names), correction=correction)
+    lad = get_ladder(path, v)
+    return board.compute(pq, views.columns(lad, pq, x), metric, baseline, x=x,
+                         runs=list(run_names), correction=correction, lad=lad)

@@ -136,6 +136,23 @@ def effective_scale(pq: pd.DataFrame, scales: Sequence[str], runs: Sequence[str]
 TWIN_SUFFIX = " · benign"
 
 
+def effective_labels(pq: pd.DataFrame, lad: ladder.Ladder, runs: Sequence[str], n_boot: int = 200
+                     ) -> pd.Series | None:
+    """Each run's pooled effective scale on the built ladder as "scale [low, high]" (the paper table's and the
+    leaderboard's column); None when the built ladder has fewer than two scales or nothing was scored on it."""
+    if len({scale_of(r.name) for r in lad.rungs if r.ladder == ladder.BUILT}) < 2:
+        return None
+    mine = pq[pq["run"].isin(runs)]
+    if not (mine["rung"].map(ladder.kind_of) == ladder.BUILT).any():
+        return None
+    eff = effective_for_ladder(mine, lad, runs=list(runs), n_boot=n_boot)
+    eff = eff[eff["domain"] == "all"]
+    if eff.empty:
+        return None
+    return pd.Series([f"{e} [{lo}, {hi}]" for e, lo, hi in zip(eff["effective"], eff["ci_low"], eff["ci_high"])],
+                     index=eff["run"].to_numpy())
+
+
 def twin_label(run: str) -> str:
     """The Overview row / curve name of ``run`` on the benign twin."""
     return f"{run}{TWIN_SUFFIX}"

@@ -21,6 +21,7 @@ BETTER, WORSE, SAME, BASELINE, UNTESTED = "better", "worse", "no difference", "b
 MARKS = {BETTER: "▲", WORSE: "▼", SAME: "=", BASELINE: "", UNTESTED: "?"}
 SUMMARY = "vs baseline"
 NO_SCORE = "–"  # no query scored: not run there, or does not fit (never a zero)
+EFFECTIVE_SCALE = "effective scale"  # the table column, when the board was computed with its ladder
 CELL_COLUMNS = ["run", "metric", "value", "n", "ci_low", "ci_high", "delta", "delta_ci_low", "delta_ci_high",
                 "n_paired", "p_value", "p_adjusted", "verdict"]
 
@@ -39,6 +40,7 @@ class Leaderboard:
     correction: str
     alpha: float
     n_tests: int
+    effective: pd.Series | None = None  # run -> effective scale on the built ladder ("1M [512K, ≥ full]")
 
     def table(self, detail: bool = False, sort_by: str | None = None, descending: bool = True) -> pd.DataFrame:
         """One row per run: the ``vs baseline`` summary, then per column the value with its mark (▲ ▼ = ?), and with
@@ -61,6 +63,8 @@ class Leaderboard:
                     row[f"{col} n"] = int(cell["n"]) if cell is not None else 0
                     row[f"{col} 95% CI"] = (NO_SCORE if cell is None or np.isnan(cell["ci_low"])
                                             else f"{cell['ci_low']:.3f}–{cell['ci_high']:.3f}")
+            if self.effective is not None:
+                row[EFFECTIVE_SCALE] = self.effective.get(run, NO_SCORE)
             rows.append(row)
         out = pd.DataFrame(rows)
         if sort_by is None or out.empty:
@@ -97,10 +101,11 @@ class Leaderboard:
 
 def compute(pq: pd.DataFrame, columns: Sequence[str], metric: str, baseline: str, *, x: str = "rung",
             runs: Sequence[str] | None = None, correction: str = "holm", alpha: float = 0.05, n_boot: int = 1000,
-            n_resamples: int = 10000, seed: int = 0) -> Leaderboard:
+            n_resamples: int = 10000, seed: int = 0, lad=None) -> Leaderboard:
     """The board of ``metric`` over the per-query rows ``pq`` (already filtered), one column per entry of
     ``columns`` (values of ``pq[x]``, in ladder order), for ``runs`` (default: every run in ``pq``) against
-    ``baseline``. Every non-baseline cell with paired queries is one test; all of them are corrected together."""
+    ``baseline``. Every non-baseline cell with paired queries is one test; all of them are corrected together.
+    With the ladder ``lad``, each run's effective scale on its built rungs (SR@10, whatever ``metric``) is a column."""
     if x not in pq.columns:
         raise EmbSError(f"the per-query rows have no column {x!r}", fix="use x=rung or x=scale.")
     if not 0 < alpha < 1:
@@ -141,8 +146,13 @@ def compute(pq: pd.DataFrame, columns: Sequence[str], metric: str, baseline: str
         [cells["run"] == baseline, cells["p_value"].isna(), significant & (gain > 0), significant & (gain < 0)],
         [BASELINE, UNTESTED, BETTER, WORSE], default=SAME)
     n_tests = int(cells["p_value"].notna().sum())
+    effective = None
+    if lad is not None:
+        from emb_s_core.analysis import illusion
+
+        effective = illusion.effective_labels(pq, lad, chosen)
     return Leaderboard(cells[["run", x, *CELL_COLUMNS[1:]]], columns, chosen, metric, x, baseline, correction,
-                       float(alpha), n_tests)
+                       float(alpha), n_tests, effective)
 
 
 def _tests(shown: pd.DataFrame, runs: list[str], columns: list[str], baseline: str, metric: str, x: str,
@@ -187,4 +197,4 @@ def for_workspace(ws, metric: str = "SR@10", baseline: str | None = None, *, x: 
         raise EmbSError(f"no run named {unknown[0]!r}", fix=f"use some of: {', '.join(known)}.")
     baseline = baseline or (list(runs)[0] if runs else list(dict.fromkeys(pq["run"]))[0])
     return compute(pq, views.columns(lad, pq, x), metric, baseline, x=x, runs=runs, correction=correction,
-                   alpha=alpha, n_boot=n_boot, n_resamples=n_resamples, seed=seed)
+                   alpha=alpha, n_boot=n_boot, n_resamples=n_resamples, seed=seed, lad=lad)

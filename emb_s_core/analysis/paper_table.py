@@ -117,20 +117,12 @@ EFFECTIVE_COLUMN = "effective scale"
 
 
 def _effective(ws: Workspace, pq: pd.DataFrame, chosen: Sequence[str]) -> pd.Series | None:
-    """Each run's effective scale on the built ladder, as "scale [low, high]" (None without two built scales)."""
+    """Each run's effective scale on the built ladder (None without a built ladder of two scales)."""
     from emb_s_core.analysis import illusion
 
     if not len(pq) or not ladder.exists(ws):
         return None
-    lad = ladder.load(ws, allow_stale=True)
-    if len({scale_of(r.name) for r in lad.rungs if r.ladder == ladder.BUILT}) < 2:
-        return None
-    eff = illusion.effective_for_ladder(pq[pq["run"].isin(chosen)], lad, runs=list(chosen), n_boot=200)
-    if eff.empty:
-        return None
-    eff = eff[eff["domain"] == "all"] if "domain" in eff else eff
-    return pd.Series([f"{e} [{lo}, {hi}]" for e, lo, hi in zip(eff["effective"], eff["ci_low"], eff["ci_high"])],
-                     index=eff["run"].to_numpy())
+    return illusion.effective_labels(pq, ladder.load(ws, allow_stale=True), chosen)
 
 
 def _row_order(listed: pd.DataFrame) -> pd.DataFrame:

@@ -35,9 +35,11 @@ def test_default_view_and_url_state(app_env):
     assert "full" in t.columns and "1K" in t.columns  # pooled scales by default
     assert "Holm" in legend(at) and "SR@1" in legend(at)
     heat = plotly_specs(at)[0]["data"][1]  # the figure: same cells, n and interval on hover
-    assert heat["y"] == t["run"].tolist() and heat["x"] == [c for c in t.columns if c not in ("run", "vs baseline")]
+    assert heat["y"] == t["run"].tolist() and heat["x"] == [c for c in t.columns
+                                                            if c not in ("run", "vs baseline", "effective scale")]
+    assert t.columns[-1] == "effective scale"  # from the built ladder's scales, SR@10 (analysis.illusion)
     row = t["run"].tolist().index("overlap-idf")
-    assert heat["text"][row] == [c if c != "–" else "no score" for c in t.iloc[row, 2:]]
+    assert heat["text"][row] == [c if c != "–" else "no score" for c in t.iloc[row, 2:-1]]
     hover = " | ".join(heat["customdata"][row][-1])  # the hover's data fields (the template holds the markup)
     assert "n = " in hover and "95% CI" in hover and "corrected p = " in hover
     saved = dict(at.query_params)
