@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import numpy as np
 import pytest
@@ -13,6 +13,7 @@ import pytest
 from emb_s_core import bank, evaluate, ladder, retrievers, runs
 from emb_s_core.errors import EmbSError
 from emb_s_core.retrievers import embedders
+from testkit.http import send_json, start
 from testkit.retrieval_bank import copy_workspace, template
 
 SPEC = "rerank:litellm/minilm-test:bm25"
@@ -54,18 +55,12 @@ def server():
                 ({"index": i, "relevance_score": v} for i, v in enumerate(s)), key=lambda r: -r["relevance_score"])})
 
         def _reply(self, code: int, obj: dict) -> None:
-            data = json.dumps(obj).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_json(self, code, obj)
 
         def log_message(self, *args):
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    httpd = start(Handler)
     yield f"http://127.0.0.1:{httpd.server_address[1]}", state, scores
     httpd.shutdown()
 

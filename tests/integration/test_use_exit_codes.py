@@ -2,14 +2,13 @@
 OpenAI-compatible server on 127.0.0.1 that fails every chat completion (HTTP 400, or 500 until retries run out)."""
 from __future__ import annotations
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from emb_s_core import llm, qa
 from emb_s_core.cli import main as cli
+from testkit.http import send_json, start
 from testkit.use_bank import scripted, use_base_ws, ws  # noqa: F401 (fixtures)
 
 
@@ -37,16 +36,10 @@ class FailingServer:
                     body = {"error": {"message": "bad request" if status == 400 else "boom",
                                       "type": "invalid_request_error" if status == 400 else "server_error"}}
                     code = status
-                raw = json.dumps(body).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
+                send_json(self, code, body)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = start(Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
     def close(self) -> None:
         self.httpd.shutdown()

@@ -46,23 +46,7 @@ def _free_port() -> int:
 def server(dash_ws, tmp_path_factory):
     data = tmp_path_factory.mktemp("browser_data")
     (data / "demo").symlink_to(dash_ws)
-    port = _free_port()
-    env = dict(os.environ, EMB_S_DATA=str(data), HF_HUB_OFFLINE="1")
-    proc = subprocess.Popen(
-        [sys.executable, str(HERE / "serve_dashboard.py"), "--server.port", str(port), "--server.address",
-         "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(f"{base}/_stcore/health", timeout=2).read() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.terminate()
-        pytest.fail("streamlit did not start: " + (proc.stdout.read() if proc.stdout else ""))
+    proc, base = _serve(data)
     yield base, str(data / "demo")
     proc.terminate()
     try:

@@ -3,8 +3,7 @@ a thread) backed by the offline MiniLM: litellm's real client, real HTTP, batchi
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import numpy as np
 import pytest
@@ -12,6 +11,7 @@ import pytest
 from emb_s_core import retrievers
 from emb_s_core.errors import EmbSError
 from emb_s_core.retrievers import embedders
+from testkit.http import send_json, start
 from testkit.retrieval_bank import text_workspace
 
 TEXTS = ["Paris is the capital of France.", "Berlin is the capital of Germany.", "Insulin lowers blood sugar.",
@@ -45,16 +45,10 @@ class Server:
                         "data": [{"object": "embedding", "index": i, "embedding": v.tolist()}
                                  for i, v in enumerate(vecs)],
                         "usage": {"prompt_tokens": 1, "total_tokens": 1}}
-                raw = json.dumps(data).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
+                send_json(self, 200, data)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = start(Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
     def close(self):
         self.httpd.shutdown()
