@@ -21,7 +21,7 @@ import pyarrow as pa
 from emb_s_core import tokens
 from emb_s_core.errors import EmbSError
 from emb_s_core.schema import (DATASET, DOCUMENT_SCHEMA, HN_PROVENANCES, QUERY_SCHEMA, UNKNOWN_DOMAIN, Bank,
-                               content_hash, render_document)
+                               DocumentStream, content_hash, render_document)
 from emb_s_core.store import Workspace
 
 WRITE_BATCH = 50_000  # documents per write inside the import's one transaction
@@ -127,12 +127,12 @@ def _add_bank(ws: Workspace, bank: Bank, *, fmt: str, path: str | Path, sha256: 
     docs = bank.documents
     offset = int(existing_ids.max()) + 1 if bank.renumber and len(existing_ids) else 0
     encoding = encoding_of(ws)
-    if bank.encoding == encoding and all(d.n_tokens is not None for d in docs):
-        counts = [int(d.n_tokens) for d in docs]  # counted by the importer in this encoding: count once
+    if isinstance(docs, DocumentStream):  # ids 0..n-1 in order; domains known before the texts are read again
+        doc_ids = np.arange(offset, offset + len(docs), dtype=np.int64)
+        domains = np.array([d or docs.default_domain or UNKNOWN_DOMAIN for d in docs.domains], dtype=object)
     else:
-        counts = _count_tokens([render_document(d.title, d.text) for d in docs], encoding, progress)
-    doc_ids = np.fromiter((d.doc_id + offset for d in docs), np.int64, len(docs))
-    domains = np.array([d.domain or UNKNOWN_DOMAIN for d in docs], dtype=object)
+        doc_ids = np.fromiter((d.doc_id + offset for d in docs), np.int64, len(docs))
+        domains = np.array([d.domain or UNKNOWN_DOMAIN for d in docs], dtype=object)
     domain_of = _lookup(doc_ids, domains)
     query_table = pa.table(
         {
@@ -163,15 +163,8 @@ def _add_bank(ws: Workspace, bank: Bank, *, fmt: str, path: str | Path, sha256: 
     with ws.transaction():
         if not ws.settings.get("encoding"):
             ws.set_setting("encoding", encoding)
-        for start in range(0, len(docs), WRITE_BATCH):  # in slices: no second full copy of every text
-            part = docs[start: start + WRITE_BATCH]
-            ws.write("documents", pa.table(
-                {"doc_id": doc_ids[start: start + WRITE_BATCH], "text": [d.text for d in part],
-                 "title": [d.title for d in part], "domain": domains[start: start + WRITE_BATCH].tolist(),
-                 "source": [d.source or bank.source for d in part], "n_tokens": counts[start: start + WRITE_BATCH],
-                 "content_hash": [content_hash(d.title, d.text) for d in part]},
-                schema=DOCUMENT_SCHEMA), schema=DOCUMENT_SCHEMA)
-        if not docs:
+        _write_documents(ws, bank, doc_ids, domains, encoding, progress)
+        if not len(docs):
             ws.write("documents", DOCUMENT_SCHEMA.empty_table(), schema=DOCUMENT_SCHEMA)
         ws.write("queries", query_table, schema=QUERY_SCHEMA)
         ws.write("sources", source_row, schema=SOURCES_SCHEMA)
@@ -322,12 +315,38 @@ def _count_tokens(texts: list[str], encoding: str, progress: bool) -> list[int]:
     from tqdm import tqdm
 
     out: list[int] = []
-    step = 2048
+    step = 8192
     with tqdm(total=len(texts), desc="counting tokens", unit="doc", disable=not progress, leave=False) as bar:
         for start in range(0, len(texts), step):
-            out.extend(tokens.count_batch(texts[start : start + step], encoding))
+            out.extend(tokens.count_batch(texts[start: start + step], encoding))
             bar.update(min(step, len(texts) - start))
     return out
+
+
+def _write_documents(ws: Workspace, bank: Bank, doc_ids: np.ndarray, domains: np.ndarray, encoding: str,
+                     progress: bool) -> None:
+    """Documents in slices of WRITE_BATCH (inside the caller's transaction), each counted and hashed as it is written:
+    no second copy of every text, and a :class:`DocumentStream` is read only here, once."""
+    from tqdm import tqdm
+
+    docs = bank.documents
+    batches = (docs.batches(WRITE_BATCH) if isinstance(docs, DocumentStream)
+               else (docs[a: a + WRITE_BATCH] for a in range(0, len(docs), WRITE_BATCH)))
+    start = 0
+    with tqdm(total=len(docs), desc="writing documents", unit="doc", disable=not progress, leave=False) as bar:
+        for part in batches:
+            if bank.encoding == encoding and all(d.n_tokens is not None for d in part):
+                counts = [int(d.n_tokens) for d in part]  # counted by the importer in this encoding: count once
+            else:
+                counts = tokens.count_batch([render_document(d.title, d.text) for d in part], encoding)
+            end = start + len(part)
+            ws.write("documents", pa.table(
+                {"doc_id": doc_ids[start:end], "text": [d.text for d in part], "title": [d.title for d in part],
+                 "domain": domains[start:end].tolist(), "source": [d.source or bank.source for d in part],
+                 "n_tokens": counts, "content_hash": [content_hash(d.title, d.text) for d in part]},
+                schema=DOCUMENT_SCHEMA), schema=DOCUMENT_SCHEMA)
+            start = end
+            bar.update(len(part))
 
 
 # ------------------------------------------------------------------------------------------- reading

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from typing import Callable, Iterator
 
 import pyarrow as pa
 
@@ -77,6 +78,43 @@ class Query:
         return len(self.ref_ids) > 1
 
 
+class DocumentStream:
+    """A bank's documents read again from their files batch by batch, for a source too large to hold (an EMB-S release
+    at 326M tokens is 1.7 GB of text): the importer has read and checked every text once and assigned the ids
+    0..n-1 in order; the workspace writes them as they come.
+
+    ``read_batches(size)`` yields lists of at most ``size`` :class:`Document` with consecutive ids from 0;
+    ``domains`` holds each document's domain (None: unset), applied as the documents are produced.
+    """
+
+    def __init__(self, n: int, read_batches: Callable[[int], Iterator[list[Document]]], domains: list) -> None:
+        self.n = n
+        self.read_batches = read_batches
+        self.domains = domains
+        self.default_domain: str | None = None
+
+    def __len__(self) -> int:
+        return self.n
+
+    def batches(self, size: int) -> Iterator[list[Document]]:
+        next_id = 0
+        for batch in self.read_batches(size):
+            for doc in batch:
+                if doc.doc_id != next_id:  # a file changed between the two reads
+                    raise EmbSError(f"document {next_id} read differently the second time",
+                                    fix="a file of the source changed during the import; import again.")
+                doc.domain = doc.domain or self.domains[next_id] or self.default_domain
+                next_id += 1
+            yield batch
+        if next_id != self.n:
+            raise EmbSError(f"{next_id:,} documents read the second time, {self.n:,} the first",
+                            fix="a file of the source changed during the import; import again.")
+
+    def __iter__(self) -> Iterator[Document]:
+        for batch in self.batches(4096):
+            yield from batch
+
+
 def render_document(title: str | None, text: str) -> str:
     """Title line, then body; a missing title (None, or NaN from a pandas frame) adds nothing."""
     return f"{title}\n{text}" if isinstance(title, str) and title else text
@@ -110,7 +148,7 @@ class Bank:
     """
 
     source: str
-    documents: list[Document]
+    documents: list[Document] | DocumentStream
     queries: list[Query]
     renumber: bool = True
     skipped: dict[str, int] = field(default_factory=dict)
@@ -128,8 +166,10 @@ class Bank:
 
     def validate(self) -> None:
         """Raise EmbSError on the first broken invariant, naming the record and where it was read."""
-        seen: dict[int, str] = {}
-        for doc in self.documents:
+        seen: dict[int, str] | range = {}
+        if isinstance(self.documents, DocumentStream):  # ids 0..n-1; every text was checked as it was read
+            seen = range(len(self.documents))
+        for doc in () if isinstance(self.documents, DocumentStream) else self.documents:
             where = self.doc_locations.get(doc.doc_id, f"{self.source} document {doc.doc_id}")
             if doc.doc_id in seen:
                 raise EmbSError(

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 from emb_s_core.errors import EmbSError
-from emb_s_core.schema import Bank
+from emb_s_core.schema import Bank, DocumentStream
 
 #: format name -> module under emb_s_core.sources
 FORMATS: dict[str, str] = {
@@ -58,6 +58,8 @@ def read_bank(fmt: str, path: str | Path, source: str | None = None, domain: str
                         fix="flatten the records (see the json_depth limit in README, Limits).") from None
     validate_bank(bank, path)  # types, ranges, invariants: the last gate before anything is written
     if domain:
-        for record in (*bank.documents, *bank.queries):
+        if isinstance(bank.documents, DocumentStream):
+            bank.documents.default_domain = domain.strip()
+        for record in (*(() if isinstance(bank.documents, DocumentStream) else bank.documents), *bank.queries):
             record.domain = record.domain or domain.strip()
     return bank

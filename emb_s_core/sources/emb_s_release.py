@@ -18,30 +18,29 @@ Layout of the release root (a single scale folder is accepted too)::
   list. A reference that matches nothing is counted and named (qid, first 80 characters); a query left with no
   reference is skipped and counted.
 
-Why streaming matters: at 326M tokens the texts are about 1.3 GB. Scales are read one at a time, texts are keyed by a
-16-byte digest of their normalized form (not by a second copy of the text), and each scale's list is dropped once
-its new documents are taken.
+Why it streams: at 326M tokens the texts are about 1.7 GB, and the scales together hold 2.5 GB. The corpus files are
+read twice, one text at a time (:func:`plain_pickle.iter_text_list`; other pickle shapes are loaded whole): the first
+pass checks every text and keys it by a 16-byte digest of its normalized form (no copy of the text is kept), the
+queries are resolved against those keys, and the second pass hands the new documents of each scale, in id order, to
+the workspace writer as a :class:`DocumentStream`. Peak memory is the keys, not the texts.
 
-Pickle can run arbitrary code on load, so the files are read by a restricted unpickler that builds only plain
-containers and scalars and refuses any other global before it is called; what a pickle expands to is bounded
-(a memo bomb fails at once with the limit named), and a Git LFS pointer file is recognized.
+Pickles are read as plain data only (:mod:`plain_pickle`): nothing in a file is ever executed.
 """
 from __future__ import annotations
 
 import hashlib
-import pickle
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
 from emb_s_core.errors import EmbSError, at
-from emb_s_core.schema import Bank, Document, Query
+from emb_s_core.schema import Bank, Document, DocumentStream, Query
 from emb_s_core.sources._io import iter_jsonl, require_file
-from emb_s_core.sources.validate import (check_expansion as count_elements, check_limit, check_value, id_field,
-                                         list_field, text_field, text_list)
+from emb_s_core.sources.plain_pickle import NotATextList, iter_text_list, load_plain_pickle
+from emb_s_core.sources.validate import check_limit, check_value, id_field, list_field, text_field, text_list
 
 REFERENCES, RECORDS = "unique_reference.pkl", "data.pkl"
 SPLITS = ("test", "train_sft")
@@ -50,99 +49,12 @@ DEFAULT_SPLIT = "test"
 #: keys the record reader understands; any other key goes to the query's ``extra``
 KNOWN_KEYS = ("query", "answer", "reference_list", "id", "qid", "domain", "category", "type", "task_type",
               "answer_aliases", "scale")
-#: a pickle may expand to at most this many characters per byte of file (plain data: about one), plus a slack
-EXPANSION_FACTOR = 16
-EXPANSION_SLACK = 1 << 24
-LFS_POINTER = b"version https://git-lfs.github.com/spec/"
 SNIPPET = 80
 #: repeated objects tolerated in a scale's corpus list (a real one has none: each text is its own object)
 MAX_REPEATS = 1000
 #: unmatched references named in the notes and the stored summary (all are counted)
 MAX_NAMED = 50
 _SCALE = re.compile(r"^\d+(?:\.\d+)?[KkMmGg]$")
-_SAFE_GLOBALS = {("builtins", "set"), ("builtins", "frozenset"), ("__builtin__", "set"),
-                 ("__builtin__", "frozenset")}
-
-
-# ------------------------------------------------------------------------------------------ plain pickles
-class _Refused(pickle.UnpicklingError):
-    """A pickle asked for something beyond plain data (told apart from a damaged file)."""
-
-
-class _PlainUnpickler(pickle.Unpickler):
-    def find_class(self, module: str, name: str) -> Any:
-        if (module, name) in _SAFE_GLOBALS:
-            return super().find_class(module, name)
-        raise _Refused(f"refused global {module}.{name}")
-
-    def persistent_load(self, pid: Any) -> Any:
-        raise _Refused("refused persistent id")
-
-
-def load_plain_pickle(path: Path) -> Any:
-    """Unpickle plain data only (streamed from the file); a pickle naming any class or function raises EmbSError and
-    is never executed; an LFS pointer or a memo bomb raises a clear error (see :func:`check_expansion`)."""
-    require_file(path, "EMB-S release file")
-    with open(path, "rb") as fh:
-        if fh.read(len(LFS_POINTER)) == LFS_POINTER:
-            raise EmbSError("this is a Git LFS pointer: run git lfs pull", where=str(path),
-                            fix="run `git lfs pull` in the release's clone (or download the file itself), then "
-                                "import again.")
-        fh.seek(0)
-        try:
-            value = _PlainUnpickler(fh).load()
-        except _Refused as exc:
-            raise EmbSError(f"pickle refused: {exc} (only plain lists, dicts and scalars are accepted)",
-                            where=str(path),
-                            fix="re-save the file as plain Python lists/dicts of str and int, or get it from the "
-                                "official release; never load pickles you do not trust.") from None
-        except Exception as exc:  # truncated or corrupt data
-            raise EmbSError(f"cannot read pickle ({type(exc).__name__}: {exc})", where=str(path),
-                            fix="the file is damaged or not a pickle; download it again.") from None
-    check_expansion(value, path)
-    return value
-
-
-def check_expansion(value: Any, path: Path) -> None:
-    """Refuse a pickle that expands far beyond its file size (memo references to one object, repeated).
-
-    Plain data costs at least a byte per element and per character on disk; a memo bomb reuses one object millions
-    of times. Counting elements and characters is cheap (lengths only) and stops at the first limit passed, so such a
-    file fails in about a second instead of running for minutes.
-    """
-    size = path.stat().st_size
-    max_items, max_chars = size + EXPANSION_SLACK, EXPANSION_FACTOR * size + EXPANSION_SLACK
-    items = chars = 0
-    stack = [value]
-    while stack:
-        obj = stack.pop()
-        if isinstance(obj, (str, bytes)):
-            chars += len(obj)
-            if chars > max_chars:
-                break
-        elif isinstance(obj, dict):
-            items += len(obj)
-            stack.extend(obj.keys())
-            stack.extend(obj.values())
-        elif isinstance(obj, (list, tuple, set, frozenset)):
-            items += len(obj)
-            if all(type(x) is str for x in obj):  # the corpus: a flat list of texts, summed in C
-                chars += sum(map(len, obj))
-                if chars > max_chars:
-                    break
-            else:
-                stack.extend(obj)
-        if items > max_items:
-            break
-    if items <= max_items and chars <= max_chars:
-        count_elements(value, str(path))  # the shared element limit (pickle_items), shared references counted
-        return
-    if items > max_items or chars > max_chars:
-        what = f"{items:,} elements" if items > max_items else f"{chars:,} characters"
-        raise EmbSError(f"the pickle expands to more than {what} from a {size:,}-byte file (limit: "
-                        f"{EXPANSION_FACTOR} characters and 1 element per byte, plus {EXPANSION_SLACK:,}): a memo "
-                        "bomb or a damaged file", where=str(path),
-                        fix="get the file from the official release; plain data never repeats one object that often.")
 
 
 def _check_distinct(refs: list | tuple, path: Path) -> None:
@@ -221,11 +133,24 @@ def text_key(text: str) -> bytes:
 
 
 @dataclass
+class _Scale:
+    """One scale's corpus file as the first pass saw it: which of its entries were first seen there (new documents,
+    in id order) and whether it streams or must be loaded whole."""
+
+    label: str
+    path: Path
+    new: np.ndarray
+    whole: bool
+
+
+@dataclass
 class _Reader:
-    """State of one import: documents so far, each scale's list as doc ids, counters for the summary."""
+    """State of one import: document keys so far, each scale's list as doc ids, counters for the summary."""
 
     bank: Bank
     by_key: dict[bytes, int] = field(default_factory=dict)
+    domains: list[str | None] = field(default_factory=list)
+    scales: list[_Scale] = field(default_factory=list)
     scale_ids: dict[str, np.ndarray] = field(default_factory=dict)
     matched: int = 0
     unmatched: int = 0
@@ -236,27 +161,59 @@ class _Reader:
     has_domain: bool = False
 
     def add_scale(self, label: str, path: Path) -> None:
+        """First pass over a scale: check and key every text; documents are numbered by first appearance."""
         ref_path = path / REFERENCES
-        refs = load_plain_pickle(ref_path)
-        if not isinstance(refs, (list, tuple)):
-            raise EmbSError(f"expected a list, got {type(refs).__name__}", where=str(ref_path),
-                            fix=f"{REFERENCES} is a list of document texts.")
-        _check_distinct(refs, ref_path)
-        ids = np.empty(len(refs), dtype=np.int64)
-        docs = self.bank.documents
-        for i, text in enumerate(refs):
-            if not isinstance(text, str) or not text.strip():
-                raise EmbSError(f"reference {i} is {'empty' if isinstance(text, str) else type(text).__name__}, "
-                                "not a document text", where=at(_rel(ref_path, self.bank), record=i),
-                                fix="every entry must be a non-empty string.")
-            key = text_key(text)
+        try:
+            keys, whole = [self._key(i, text, ref_path) for i, text in enumerate(iter_text_list(ref_path))], False
+        except NotATextList:  # another shape (tuples, memo references, non-texts): loaded whole, checked the same
+            refs = load_plain_pickle(ref_path)
+            if not isinstance(refs, (list, tuple)):
+                raise EmbSError(f"expected a list, got {type(refs).__name__}", where=str(ref_path),
+                                fix=f"{REFERENCES} is a list of document texts.") from None
+            _check_distinct(refs, ref_path)
+            keys, whole = [self._key(i, text, ref_path) for i, text in enumerate(refs)], True
+            del refs
+        ids = np.empty(len(keys), dtype=np.int64)
+        new = np.zeros(len(keys), dtype=bool)
+        for i, key in enumerate(keys):
             doc_id = self.by_key.get(key)
             if doc_id is None:
-                doc_id = self.by_key[key] = len(docs)
-                docs.append(Document(doc_id=doc_id, text=text, source=self.bank.source))
-                self.bank.doc_locations[doc_id] = at(_rel(ref_path, self.bank), record=i)
+                doc_id = self.by_key[key] = len(self.domains)
+                self.domains.append(None)
+                new[i] = True
             ids[i] = doc_id
         self.scale_ids[label] = ids
+        self.scales.append(_Scale(label, ref_path, new, whole))
+
+    def _key(self, i: int, text: Any, ref_path: Path) -> bytes:
+        if not isinstance(text, str) or not text.strip():
+            raise EmbSError(f"reference {i} is {'empty' if isinstance(text, str) else type(text).__name__}, "
+                            "not a document text", where=at(_rel(ref_path, self.bank), record=i),
+                            fix="every entry must be a non-empty string.")
+        return text_key(text)
+
+    def read_batches(self, size: int) -> Iterator[list[Document]]:
+        """Second pass: each scale's new documents, in id order, ``size`` at a time."""
+        batch: list[Document] = []
+        next_id = 0
+        for scale in self.scales:
+            n = 0
+            try:
+                texts = load_plain_pickle(scale.path) if scale.whole else iter_text_list(scale.path)
+                for n, text in enumerate(texts, 1):
+                    if n <= len(scale.new) and scale.new[n - 1]:
+                        batch.append(Document(doc_id=next_id, text=text, source=self.bank.source))
+                        next_id += 1
+                        if len(batch) == size:
+                            yield batch
+                            batch = []
+            except NotATextList:
+                n = -1
+            if n != len(scale.new):
+                raise EmbSError(f"{_rel(scale.path, self.bank)} changed during the import",
+                                where=str(scale.path), fix="import again once the release's files are complete.")
+        if batch:
+            yield batch
 
     def resolve(self, ref: Any, scale: str | None) -> int | None:
         if isinstance(ref, int) and not isinstance(ref, bool):
@@ -294,7 +251,7 @@ class _Reader:
         if domain:
             self.has_domain = True
             for d in gold:
-                self.bank.documents[d].domain = self.bank.documents[d].domain or domain
+                self.domains[d] = self.domains[d] or domain
         extra = {k: _plain(v) for k, v in rec.items() if k not in KNOWN_KEYS}
         if split:
             extra.setdefault("split", split)
@@ -402,6 +359,7 @@ def read(path: Path, source: str = "emb-s", split: str | None = None) -> Bank:
     for name, file in files:
         for line, rec in iter_jsonl(file):
             reader.add_record(rec, at(_rel(file, bank), line), f"{name}-{line}", None, name)
+    bank.documents = DocumentStream(len(reader.domains), reader.read_batches, reader.domains)
     bank.doc_sets = {label: reader.scale_ids[label] for label, _ in layout.scales}
     bank.details.update(
         scales=[{"scale": label, "references": int(len(reader.scale_ids[label])),

@@ -112,20 +112,23 @@ class _Numbers:
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
         self.used: set[int] = set()
+        #: an attribute's widened upper bound, kept: without it every draw of a crowded range retried ~100 times
+        #: before widening again, which made generation superlinear past ~20M tokens
+        self.hi: dict[str, int] = {}
 
     def ok(self, v: int) -> bool:
         return v >= 100 and not 1000 <= v <= 2099 and v not in self.used
 
     def draw(self, attr: L.Attr, register: bool = True) -> int:
-        hi = attr.hi
+        hi = self.hi.get(attr.key, attr.hi)
         for attempt in range(10_000):
             v = self.rng.randint(attr.lo, hi)
             if self.ok(v):
                 if register:
                     self.used.add(v)
                 return v
-            if attempt % 100 == 99:  # range crowded (huge banks): widen it
-                hi *= 2
+            if attempt % 20 == 19:  # range crowded (huge banks): widen it, for every later draw too
+                hi = self.hi[attr.key] = hi * 2
         raise RuntimeError(f"no free value for {attr.key}")  # pragma: no cover - needs ~1e6 facts in one range
 
     def claim(self, v: int) -> bool:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from emb_s_core.errors import EmbSError, at
+from emb_s_core.schema import DocumentStream
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
@@ -376,7 +377,7 @@ def validate_bank(bank: Any, path: Path) -> None:
         what = "no records" if not bank.documents else "no usable query"
         raise EmbSError(f"{what} in {path}{skipped}",
                         fix="check that you passed the right file (and --format) and that it is not empty.")
-    for doc in bank.documents:
+    for doc in () if isinstance(bank.documents, DocumentStream) else bank.documents:  # a stream checks as it reads
         where = bank.doc_locations.get(doc.doc_id, f"{bank.source} document {doc.doc_id!r}")
         _check_attrs(doc, where, ints=("doc_id",), texts=("text",), optional=("title", "domain", "source"))
         if doc.n_tokens is not None and (not _is_int(doc.n_tokens) or not 0 <= doc.n_tokens < 2**31):

@@ -15,9 +15,10 @@ import pytest
 from emb_s_core import bank
 from emb_s_core.cli import main
 from emb_s_core.errors import EmbSError
+from emb_s_core.schema import DocumentStream
 from emb_s_core.sources import emb_s_release, read_bank
 from emb_s_core.store import Workspace
-from tests.conftest import assert_import_fails
+from tests.conftest import assert_import_fails, native_bank
 from tests.release_mock import SCALES, write_release
 
 REFS = ["Aspirin thins blood.", "Ibuprofen reduces fever.", "Paracetamol treats pain."]
@@ -39,11 +40,12 @@ def release(folder: Path, refs=REFS, data=DATA, protocol: int = pickle.HIGHEST_P
 
 def test_read(tmp_path):
     b = read_bank("emb-s-release", release(tmp_path / "rel"))
-    assert [d.text for d in b.documents] == REFS
+    docs = list(b.documents)  # streamed: the corpus files are read again
+    assert [d.text for d in docs] == REFS
     assert [(q.qid, q.ref_ids) for q in b.queries] == [("emb-s-0", [0]), ("emb-s-1", [1, 2]), ("emb-s-2", [1])]
     q0 = b.queries[0]
     assert (q0.domain, q0.task_type, q0.answer) == ("medical", "fact", "Aspirin")
-    assert b.documents[0].domain == "medical" and b.documents[1].domain is None
+    assert docs[0].domain == "medical" and docs[1].domain is None
     assert b.skipped == {"reference matching no document": 3, "query without a matching reference": 1}
     assert "data.pkl record 2 (emb-s-2): reference matches no document (no document has this text): " \
            "'A text that is not there.'" in b.notes
@@ -121,6 +123,25 @@ def test_root_import_dedups_scales_and_keeps_membership(tmp_path):
     assert report.skipped == {"reference matching no document": 2, "query without a matching reference": 1}
     assert "qar/test.jsonl line 4 (test-4): reference matches no document (no document has this text): " \
            "'Nothing like this exists.'" in report.notes
+
+
+def test_documents_stream_from_the_files_in_two_passes(tmp_path):
+    """The reader keeps keys, not texts: the documents are read again from the corpus files as they are written, with
+    --domain applied; a corpus file changed between the two passes fails the import and writes nothing."""
+    root = write_release(tmp_path / "release")
+    b = read_bank("emb-s-release", root, domain="clinic")
+    assert isinstance(b.documents, DocumentStream) and len(b.documents) == 30
+    docs = list(b.documents)
+    assert [d.doc_id for d in docs] == list(range(30)) and [d.text for d in docs] == SCALES["512K"]
+    assert {d.domain for d in docs} == {"pharma", "clinic"}  # gold keeps its record's category, the rest --domain
+    bank.import_path(tmp_path / "ws", "native", native_bank(tmp_path / "n"))
+    ws = Workspace(tmp_path / "ws")
+    before = ws.version
+    (root / "data" / "512K" / "unique_reference.pkl").write_bytes(pickle.dumps(SCALES["512K"][:-1]))
+    with pytest.raises(EmbSError, match=r"data/512K/unique_reference.pkl changed during the import"):
+        bank.add_bank(ws, b, fmt="emb-s-release", path=root, sha256="0" * 64)
+    ws.refresh()
+    assert ws.version == before and len(bank.documents(ws)) == 4
 
 
 def test_info_json_reports_the_release(tmp_path, capsys):

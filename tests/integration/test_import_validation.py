@@ -151,7 +151,7 @@ def test_failed_import_into_a_new_path_leaves_nothing(tmp_path, monkeypatch):
     def broken(*args, **kwargs):  # a failure after the workspace folder was created (e.g. disk full)
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(bank, "_count_tokens", broken)
+    monkeypatch.setattr(bank, "_write_documents", broken)
     with pytest.raises(OSError):
         bank.import_path(target, "native", native_bank(tmp_path / "good"))
     assert not (tmp_path / "new").exists()

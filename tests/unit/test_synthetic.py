@@ -265,3 +265,29 @@ def test_cli_imports_the_demo_bank(tmp_path, capsys):
     summary = json.loads(capsys.readouterr().out)
     assert set(summary["queries_per_domain"]) == set(syn.DOMAIN_NAMES)
     assert summary["queries"] == 8 * syn.queries_per_domain(64 * 1024)
+
+
+def test_a_crowded_value_range_stays_widened():
+    """Once an attribute's range is full, it is widened for every later draw (generation stays linear in size)."""
+    import random
+
+    from emb_s_core.sources.synthetic import _Numbers
+    from emb_s_core.sources.synthetic_lexicon import Attr
+
+    attr = Attr(key="k", unit="u", lo=100, hi=199, facts=(), asks=(), total="")
+    numbers = _Numbers(random.Random(0))
+    numbers.used.update(range(100, 200))  # every value of the range is taken
+    first = numbers.draw(attr)
+    assert first >= 200 and numbers.hi["k"] >= 398
+    calls = 0
+    rng_randint = numbers.rng.randint
+
+    def counting(a, b):
+        nonlocal calls
+        calls += 1
+        return rng_randint(a, b)
+
+    numbers.rng.randint = counting
+    for _ in range(20):
+        numbers.draw(attr)
+    assert calls < 60  # about 2 tries per draw from the widened range, not 20+ from the full one

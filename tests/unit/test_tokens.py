@@ -39,3 +39,11 @@ def test_missing_titles_render_as_nothing():
     assert render_document(float("nan"), "body") == "body"
     assert render_document(None, "body") == "body"
     assert render_document("T", "body") == "T\nbody"
+
+
+def test_batch_counts_on_threads_equal_one_by_one():
+    texts = [f"document {i} " * (i % 17) + "é" * (i % 3) for i in range(500)]
+    one_by_one = [tokens.count(t) for t in texts]
+    assert tokens.count_batch(texts) == one_by_one
+    assert tokens.count_batch(texts, num_threads=3) == one_by_one
+    assert tokens.count_batch([]) == []
