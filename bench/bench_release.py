@@ -1,6 +1,6 @@
 """Benchmark (not a test): a synthetic EMB-S release in the published layout, imported, laddered and evaluated.
 
-1. ``generate``: the demo generator's adversarial bank of ``--tokens`` (default 50M) written as a release root:
+1. ``generate``: the demo generator's adversarial bank of SIZE tokens (default 50M) written as a release root:
    ``data/<scale>/unique_reference.pkl`` (nested corpora: a seeded order with the chosen queries' gold and hard
    negatives first, each scale the longest prefix within its size) + ``data/<scale>/data.pkl`` (the QAR records), and
    ``qar/test.jsonl`` (``--queries`` records, references as text, plus an unknown key).
@@ -9,7 +9,9 @@
 4. ``eval``: ``emb-s eval -r bm25 --ladder official --k 100``.
 Each stage runs in its own process, so its peak RSS (ru_maxrss of that child) is its own.
 
-Run from the repository root:  nice -n 19 python3 bench/bench_release.py [--tokens 50M] [--queries 1000] [--dir D]
+Run from the repository root:  nice -n 19 python3 bench/bench_release.py 10M 30M 100M 326M [--queries 1000] [--dir D]
+(one release per size under D/<size>/, generated once and kept; the workspace is rebuilt each run). Prints a table and
+the slope of log(cost) / log(tokens) between the first and the last size (1.0: cost per token is flat).
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import json
 import os
 import pickle
 import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -33,7 +36,7 @@ def scales_for(total: int) -> list[int]:
     from emb_s_core import tokens
 
     sizes = [tokens.parse_size(s) for s in ("1M", "10M", "30M", "100M", "326M")]
-    return [s for s in sizes if s < total] + [total]
+    return [s for s in sizes if s < 0.99 * total] + [total]  # the bank itself is the last scale, once
 
 
 def generate(root: Path, total_tokens: int, n_queries: int, seed: int = 0) -> dict:
@@ -102,36 +105,56 @@ def stage(argv: list[str]) -> dict:
 
 
 def main() -> None:
+    from bench_scale import slope
+
     from emb_s_core import tokens
 
     ap = argparse.ArgumentParser()
-    ap.add_argument("--tokens", default="50M")
+    ap.add_argument("sizes", nargs="*", default=["50M"], help="bank sizes, e.g. 10M 30M 100M 326M")
     ap.add_argument("--queries", type=int, default=1000)
     ap.add_argument("--dir", default="/tmp/emb-s-release-bench")
     ap.add_argument("--generate-only", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    base = Path(args.dir)
-    root, ws = base / "release", base / "ws"
     if args.generate_only:
-        out = generate(root, tokens.parse_size(args.tokens), args.queries)
+        out = generate(Path(args.dir) / "release", tokens.parse_size(args.sizes[0]), args.queries)
         out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
         print(json.dumps(out))
         return
-    results: dict = {"load_before": os.getloadavg()}
-    if not (root / "qar" / "test.jsonl").exists():
-        t0 = time.perf_counter()
-        proc = subprocess.run([sys.executable, __file__, "--generate-only", "--tokens", args.tokens, "--queries",
-                               str(args.queries), "--dir", args.dir], capture_output=True, text=True)
-        if proc.returncode:
-            raise SystemExit(proc.stderr[-2000:])
-        results["generate"] = dict(json.loads(proc.stdout.strip().splitlines()[-1]),
-                                   generate_and_write_s=round(time.perf_counter() - t0, 1))
-    if not (ws / "workspace.json").exists():
-        results["import"] = stage(["import", "--format", "emb-s-release", str(root), "--workspace", str(ws)])
-    results["official"] = stage(["ladder", "build", "--official", "--workspace", str(ws)])
-    results["eval_bm25"] = stage(["eval", "-r", "bm25", "--ladder", "official", "--k", "100", "--workspace", str(ws)])
-    results["load_after"] = os.getloadavg()
-    print(json.dumps(results, indent=1))
+    rows: list[dict] = []
+    for size in args.sizes:
+        base = Path(args.dir) / size
+        root, ws = base / "release", base / "ws"
+        results: dict = {"size": size, "load_before": os.getloadavg()}
+        if not (root / "qar" / "test.jsonl").exists():  # generating is not part of the import
+            t0 = time.perf_counter()
+            proc = subprocess.run([sys.executable, __file__, size, "--generate-only", "--queries",
+                                   str(args.queries), "--dir", str(base)], capture_output=True, text=True)
+            if proc.returncode:
+                raise SystemExit(proc.stderr[-2000:])
+            results["generate"] = dict(json.loads(proc.stdout.strip().splitlines()[-1]),
+                                       generate_and_write_s=round(time.perf_counter() - t0, 1))
+        if (ws / "workspace.json").exists():
+            shutil.rmtree(ws)
+        for name, argv in (("import", ["import", "--format", "emb-s-release", str(root), "--workspace", str(ws)]),
+                           ("official", ["ladder", "build", "--official", "--workspace", str(ws)]),
+                           ("eval_bm25", ["eval", "-r", "bm25", "--ladder", "official", "--k", "100",
+                                          "--workspace", str(ws)])):
+            results[name] = stage(argv)
+            rows.append({"size": size, "tokens_asked": tokens.parse_size(size), "stage": name,
+                         "seconds": results[name]["seconds"], "peak_rss_mib": results[name]["peak_rss_mb"],
+                         "load": os.getloadavg()[0]})
+        results["load_after"] = os.getloadavg()
+        print(json.dumps(results, indent=1), flush=True)
+    print("\n| tokens | stage | seconds | peak RSS MiB | load (1 min) |")
+    print("|---|---|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r['size']} | {r['stage']} | {r['seconds']} | {r['peak_rss_mib']:,} | {r['load']:.1f} |")
+    if len(args.sizes) > 1:
+        stages = ("import", "official", "eval_bm25")
+        print(f"\nslope of log(time) / log(tokens), {args.sizes[0]} → {args.sizes[-1]}: "
+              + ", ".join(f"{s} {slope(rows, s, 'seconds')}" for s in stages))
+        print("slope of log(peak RSS) / log(tokens): " + ", ".join(f"{s} {slope(rows, s, 'peak_rss_mib')}"
+                                                                   for s in stages))
 
 
 if __name__ == "__main__":

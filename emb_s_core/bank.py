@@ -102,7 +102,9 @@ def _prior_import(ws: Workspace, bank: Bank, fmt: str, sha256: str) -> ImportRep
             )
     if not bank.renumber:
         docs = bank.documents
-        clash = np.intersect1d(np.fromiter((d.doc_id for d in docs), np.int64, len(docs)), _existing_doc_ids(ws))
+        ids = docs.ids if isinstance(docs, DocumentStream) else np.fromiter((d.doc_id for d in docs), np.int64,
+                                                                              len(docs))
+        clash = np.intersect1d(ids, _existing_doc_ids(ws))
         if len(clash):
             first = int(clash[0])
             raise EmbSError(
@@ -127,8 +129,8 @@ def _add_bank(ws: Workspace, bank: Bank, *, fmt: str, path: str | Path, sha256: 
     docs = bank.documents
     offset = int(existing_ids.max()) + 1 if bank.renumber and len(existing_ids) else 0
     encoding = encoding_of(ws)
-    if isinstance(docs, DocumentStream):  # ids 0..n-1 in order; domains known before the texts are read again
-        doc_ids = np.arange(offset, offset + len(docs), dtype=np.int64)
+    if isinstance(docs, DocumentStream):  # ids and domains known before the texts are read again
+        doc_ids = docs.ids + offset
         domains = np.array([d or docs.default_domain or UNKNOWN_DOMAIN for d in docs.domains], dtype=object)
     else:
         doc_ids = np.fromiter((d.doc_id + offset for d in docs), np.int64, len(docs))

@@ -9,6 +9,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
+import numpy as np
 import pyarrow as pa
 
 from emb_s_core.errors import EmbSError
@@ -83,31 +84,33 @@ class DocumentStream:
     at 326M tokens is 1.7 GB of text): the importer has read and checked every text once and assigned the ids
     0..n-1 in order; the workspace writes them as they come.
 
-    ``read_batches(size)`` yields lists of at most ``size`` :class:`Document` with consecutive ids from 0;
-    ``domains`` holds each document's domain (None: unset), applied as the documents are produced.
+    ``read_batches(size)`` yields lists of at most ``size`` :class:`Document` whose ids are ``ids`` in order (0..n-1
+    when not given); ``domains`` holds each document's domain (None: unset), applied as the documents are produced.
     """
 
-    def __init__(self, n: int, read_batches: Callable[[int], Iterator[list[Document]]], domains: list) -> None:
+    def __init__(self, n: int, read_batches: Callable[[int], Iterator[list[Document]]], domains: list,
+                 ids: np.ndarray | None = None) -> None:
         self.n = n
         self.read_batches = read_batches
         self.domains = domains
+        self.ids = np.arange(n, dtype=np.int64) if ids is None else np.asarray(ids, np.int64)
         self.default_domain: str | None = None
 
     def __len__(self) -> int:
         return self.n
 
     def batches(self, size: int) -> Iterator[list[Document]]:
-        next_id = 0
+        k = 0
         for batch in self.read_batches(size):
             for doc in batch:
-                if doc.doc_id != next_id:  # a file changed between the two reads
-                    raise EmbSError(f"document {next_id} read differently the second time",
+                if k >= self.n or doc.doc_id != self.ids[k]:  # a file changed between the two reads
+                    raise EmbSError(f"document {k} read differently the second time",
                                     fix="a file of the source changed during the import; import again.")
-                doc.domain = doc.domain or self.domains[next_id] or self.default_domain
-                next_id += 1
+                doc.domain = doc.domain or self.domains[k] or self.default_domain
+                k += 1
             yield batch
-        if next_id != self.n:
-            raise EmbSError(f"{next_id:,} documents read the second time, {self.n:,} the first",
+        if k != self.n:
+            raise EmbSError(f"{k:,} documents read the second time, {self.n:,} the first",
                             fix="a file of the source changed during the import; import again.")
 
     def __iter__(self) -> Iterator[Document]:
@@ -167,8 +170,8 @@ class Bank:
     def validate(self) -> None:
         """Raise EmbSError on the first broken invariant, naming the record and where it was read."""
         seen: dict[int, str] | range = {}
-        if isinstance(self.documents, DocumentStream):  # ids 0..n-1; every text was checked as it was read
-            seen = range(len(self.documents))
+        if isinstance(self.documents, DocumentStream):  # ids unique and every text checked as it was read
+            seen = set(self.documents.ids.tolist())
         for doc in () if isinstance(self.documents, DocumentStream) else self.documents:
             where = self.doc_locations.get(doc.doc_id, f"{self.source} document {doc.doc_id}")
             if doc.doc_id in seen:

@@ -95,15 +95,18 @@ def iter_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         import pyarrow.parquet as pq
 
         try:
-            table = pq.read_table(require_file(path, "Parquet file"))
+            pf = pq.ParquetFile(require_file(path, "Parquet file"))
+            validate.require_records(pf.metadata.num_rows, path)
+            i = 0
+            for batch in pf.iter_batches(batch_size=4096):  # a batch of rows at a time, not the whole table
+                for row in batch.to_pylist():
+                    i += 1
+                    yield i, row
         except EmbSError:
             raise
         except Exception as exc:
             raise EmbSError(f"cannot read Parquet file ({exc})", where=str(path),
                             fix="check that it is a valid Parquet file.") from None
-        validate.require_records(table.num_rows, path)
-        for i, row in enumerate(table.to_pylist(), start=1):
-            yield i, row
     else:
         yield from iter_jsonl(path)
 

@@ -94,3 +94,51 @@ def test_id_clash_with_existing_workspace(tmp_path):
     with pytest.raises(EmbSError, match="doc_id 3 .* already exists in the workspace"):
         bank.import_path(ws_dir, "native", other, source="other")
     assert Workspace(ws_dir).version == 1
+
+
+def test_id_clash_names_the_line(tmp_path):
+    bank.import_path(tmp_path / "ws", "native", native_bank(tmp_path / "a"))
+    other = native_bank(tmp_path / "b", docs=[{"doc_id": 90, "text": "x"}, {"doc_id": 2, "text": "y"}],
+                        queries=[{"qid": "z", "text": "t", "answer": "a", "ref_ids": [90]}])
+    with pytest.raises(EmbSError, match=r"documents.jsonl line 2: doc_id 2 \(1 ids in all\) already exists"):
+        bank.import_path(tmp_path / "ws", "native", other, source="other")
+
+
+@pytest.mark.parametrize("change", ["a row removed", "an id changed"])
+def test_documents_stream_and_a_file_changed_between_the_passes_writes_nothing(tmp_path, change):
+    """Rows are checked in a first pass and streamed into the workspace in a second (no list of every text); a
+    documents file edited in between fails the import and the workspace stays as it was."""
+    from emb_s_core.schema import DocumentStream
+    from emb_s_core.sources import read_bank
+
+    folder = native_bank(tmp_path / "n")
+    b = read_bank("native", folder, domain="fallback")
+    assert isinstance(b.documents, DocumentStream) and b.documents.ids.tolist() == [1, 2, 3, 4]
+    assert [(d.doc_id, d.domain) for d in b.documents] == [(1, "history"), (2, "history"), (3, "history"),
+                                                          (4, "math")]
+    rows = [json.loads(x) for x in (folder / "documents.jsonl").read_text().splitlines()]
+    if change == "a row removed":
+        rows = rows[:-1]
+    else:
+        rows[1]["doc_id"] = 77
+    write_jsonl(folder / "documents.jsonl", rows)
+    ws = Workspace(tmp_path / "ws", create=True)
+    with pytest.raises(EmbSError, match="read (differently )?the second time"):
+        bank.add_bank(ws, b, fmt="native", path=folder, sha256="0" * 64)
+    ws.refresh()
+    assert ws.version == 0 and not ws.has_table("documents")
+
+
+def test_parquet_documents_stream_in_batches(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = tmp_path / "pq"
+    folder.mkdir()
+    n = 10_000  # more than one Parquet read batch
+    pq.write_table(pa.table({"doc_id": list(range(n)), "text": [f"document {i}" for i in range(n)]}),
+                   folder / "documents.parquet", row_group_size=3_000)
+    write_jsonl(folder / "queries.jsonl", [{"qid": "q", "text": "t", "answer": "a", "ref_ids": [n - 1]}])
+    report = bank.import_path(tmp_path / "ws", "native", folder)
+    docs = bank.documents(Workspace(tmp_path / "ws")).sort_values("doc_id")
+    assert report.n_documents == n and docs["text"].tolist() == [f"document {i}" for i in range(n)]
