@@ -26,13 +26,15 @@ BATCH_DOCS = 64  # documents per map_batches call in an actor
 class EmbedActor:
     """One model per actor: built from the retriever spec (so the actor computes exactly what the local path does)."""
 
-    def __init__(self, spec: str, options: dict[str, Any], device: str) -> None:
+    def __init__(self, spec: str, options: dict[str, Any], device: str, threads: int = 0) -> None:
         from emb_s_core import retrievers
 
         r = retrievers.get(spec, **options)
         self.embedder = r.embedder
         self.chunk_size = r.chunk_size
         self.embedder.use_device(device)
+        if threads:
+            self.embedder.use_threads(threads)
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         part = list(zip(batch["content_hash"].tolist(), batch["text"].tolist()))
@@ -66,7 +68,9 @@ def embed_with_ray(ws: Workspace, spec: str, retriever: dense.Dense, todo: int,
                             fix="start one with `ray start --head` (then --address auto), pass "
                                 "--address ray://HOST:10001, or use --engine local.") from exc
     device = "cuda" if num_gpus_per_worker else "cpu"
-    resources: dict[str, Any] = {"num_gpus": num_gpus_per_worker} if num_gpus_per_worker else {"num_cpus": 1}
+    # on CPUs each actor gets its share of the cluster's cores and computes on that many threads
+    cpus = 0 if num_gpus_per_worker else max(1, int(ray.cluster_resources().get("CPU", 1)) // max(workers, 1))
+    resources: dict[str, Any] = {"num_gpus": num_gpus_per_worker} if num_gpus_per_worker else {"num_cpus": cpus}
     written = done = 0
     stage = counted("embedding", todo, "documents", f"{retriever.embedder.key} on Ray, {workers} workers")
     if progress:
@@ -75,7 +79,8 @@ def embed_with_ray(ws: Workspace, spec: str, retriever: dense.Dense, todo: int,
         for part in dense.missing_documents(ws, retriever.table, None, batch=ROUND_DOCS):
             items = [{"content_hash": h, "text": t} for h, t in part]
             out = ray.data.from_items(items).map_batches(
-                EmbedActor, fn_constructor_kwargs={"spec": spec, "options": dict(options or {}), "device": device},
+                EmbedActor, fn_constructor_kwargs={"spec": spec, "options": dict(options or {}), "device": device,
+                                                   "threads": cpus},
                 batch_size=BATCH_DOCS, batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=workers),
                 **resources)
             hashes: list[str] = []

@@ -67,6 +67,10 @@ class Embedder:
     def use_device(self, device: str) -> None:
         """Run on ``device`` ("cpu", "cuda"); embedders that cannot (ONNX on CPU, remote endpoints) stay put."""
 
+    def use_threads(self, n: int) -> None:
+        """Compute on ``n`` CPU threads: a Ray actor given n cores uses n, not every core of its node (two actors on
+        two cores, each with two threads, ran 1.3× slower than one). Remote endpoints ignore it."""
+
     def chunks(self, texts: list[str], size: int) -> list[list[str]]:
         """Each text split into pieces of at most ``size`` model tokens (special tokens included)."""
         window = max(size - SPECIAL_TOKENS, 1)
@@ -117,6 +121,11 @@ class SentenceTransformerEmbedder(Embedder):
     def use_device(self, device: str) -> None:
         if device != "cpu":
             self.model = self.model.to(device)  # a Ray actor's own copy (one process, one model)
+
+    def use_threads(self, n: int) -> None:
+        import torch
+
+        torch.set_num_threads(max(1, n))  # the actor's process: its own torch
 
     def _fast_tokenizer(self):
         if self._tok is None:
@@ -194,16 +203,22 @@ class OnnxMiniLMEmbedder(Embedder):
             out[idx] = (tok * m).sum(1) / np.maximum(m.sum(1), 1e-9)
         return _l2(out)
 
+    def use_threads(self, n: int) -> None:
+        self.session = _load_onnx(str(minilm_l3_path()), str(minilm_l6_path() / "tokenizer.json"), max(1, n))[0]
+
     def _fast_tokenizer(self):
         return self._tok
 
 
 @lru_cache(maxsize=2)
-def _load_onnx(model_path: str, tokenizer_path: str):
+def _load_onnx(model_path: str, tokenizer_path: str, threads: int = 0):
+    """(session, tokenizer); ``threads`` 0 lets onnxruntime use every core."""
     import onnxruntime as ort
     from tokenizers import Tokenizer
 
-    session = ort.InferenceSession(model_path, providers=["CPUExecutionProvider"])
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    session = ort.InferenceSession(model_path, sess_options=options, providers=["CPUExecutionProvider"])
     tok = Tokenizer.from_file(tokenizer_path)
     tok.enable_truncation(128)
     tok.enable_padding(pad_id=0, pad_token="[PAD]")
