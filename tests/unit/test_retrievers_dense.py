@@ -103,3 +103,23 @@ def test_missing_model_is_a_clear_error(tmp_path):
     (tmp_path / "empty-model").mkdir()
     with pytest.raises(EmbSError, match="cannot load embedding model"):
         retrievers.get(f"dense:{tmp_path / 'empty-model'}").check()
+
+
+def test_use_threads_keeps_the_vectors():
+    """A Ray actor computes on its share of the cores; the vectors do not change with the thread count."""
+    import torch
+
+    texts = ["The 2014 trial of zeloritinib at the Kessingford site.", "A separate trial took place in 2015."] * 20
+    onnx = embedders.OnnxMiniLMEmbedder()  # its own instance: the retriever's cached one stays as it is
+    expected = onnx.encode(texts)
+    onnx.use_threads(1)
+    assert onnx.session.get_session_options().intra_op_num_threads == 1
+    np.testing.assert_allclose(onnx.encode(texts), expected, atol=1e-5)
+    st = retrievers.get("dense:minilm-l6").embedder
+    expected, threads = st.encode(texts), torch.get_num_threads()
+    try:
+        st.use_threads(1)
+        assert torch.get_num_threads() == 1
+        np.testing.assert_allclose(st.encode(texts), expected, atol=1e-5)
+    finally:
+        torch.set_num_threads(threads)
