@@ -95,7 +95,8 @@ c[1].metric("Tokens", f"{info['tokens']:,}", help=f"counted with {md(info['encod
 n_eval = kept.n_evaluated(lad)
 c[2].metric("Queries", f"{n_eval if n_eval is not None else info['queries']:,}",
             help=(f"{n_eval:,} of the bank's {info['queries']:,} queries are evaluated: the ladder keeps those whose "
-                  "gold fits the base rung (see Ladder)") if n_eval is not None else "no ladder yet")
+                  "gold fits the base rung, the official ladder those whose gold is in every published scale (see "
+                  "Ladder)") if n_eval is not None else "no ladder yet")
 c[3].metric("Single / multi-source", f"{info['single_source_queries']:,} / {info['multi_source_queries']:,}")
 c[4].metric("Rungs", f"{len(lad.rungs) if lad else 0}")
 c[5].metric("Runs", f"{len(runs)}")

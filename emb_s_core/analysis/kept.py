@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from emb_s_core import bank, tokens
-from emb_s_core.ladder import BUILT, Ladder
+from emb_s_core.ladder import BUILT, OFFICIAL, Ladder
 from emb_s_core.store import Workspace
 
 COLUMNS = ["domain", "queries", "kept", "dropped", "gold_tokens", "base_needed"]
@@ -66,10 +66,12 @@ def dropped_note(summary: pd.DataFrame, base: str) -> str | None:
 
 
 def n_evaluated(lad: Ladder | None) -> int | None:
-    """How many queries the built ladder evaluates (its kept ones); None without a ladder."""
+    """How many queries the ladder evaluates (its kept ones): the built ladder's, else the official one's (a release
+    evaluated on its published scales only); None without a ladder."""
     if lad is None:
         return None
     kept = lad.kept
     if "ladder" in kept:
-        kept = kept[kept["ladder"].isna() | (kept["ladder"] == BUILT)]
+        kinds = kept["ladder"].fillna(BUILT)
+        kept = next((kept[kinds == kind] for kind in (BUILT, OFFICIAL) if (kinds == kind).any()), kept[kinds == BUILT])
     return int(kept["kept"].astype(bool).sum())

@@ -318,3 +318,20 @@ def test_bank_summary_and_document_columns():
     ranked = pd.DataFrame({"rank": [1, 2], "doc_id": [9, 77], "score": [0.9, 0.1]})
     out = drilldown.with_documents(ranked, docs)
     assert out["title"].tolist()[0] == "b" and pd.isna(out["title"].iloc[1]) and len(out) == 2
+
+
+def test_evaluated_queries_of_the_built_ladder_else_the_official_one():
+    """Home's "Queries": a release evaluated on its published scales only has no built ladder, and its official
+    ladder's kept queries are the evaluated ones (it showed 0)."""
+    from emb_s_core.analysis import kept
+
+    def lad(rows):
+        return ladder.Ladder([], pd.DataFrame(rows, columns=["qid", "domain", "kept", "reason", "ladder"]), {})
+
+    official = [("a", "d", True, "", "official"), ("b", "d", False, "gold missing", "official"),
+                ("c", "d", True, "", "official")]
+    built = [("a", "d", True, "", "built"), ("b", "d", True, "", None)]
+    assert kept.n_evaluated(lad(official)) == 2
+    assert kept.n_evaluated(lad(built + official)) == 2 == kept.n_evaluated(lad(built))
+    assert kept.n_evaluated(lad([("a", "d", True, "", "benign")])) == 0
+    assert kept.n_evaluated(None) is None
