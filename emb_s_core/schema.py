@@ -85,14 +85,15 @@ class DocumentStream:
     0..n-1 in order; the workspace writes them as they come.
 
     ``read_batches(size)`` yields lists of at most ``size`` :class:`Document` whose ids are ``ids`` in order (0..n-1
-    when not given); ``domains`` holds each document's domain (None: unset), applied as the documents are produced.
+    when not given); ``domains`` holds each document's domain (None: unset; no list: none set), applied as the
+    documents are produced.
     """
 
-    def __init__(self, n: int, read_batches: Callable[[int], Iterator[list[Document]]], domains: list,
+    def __init__(self, n: int, read_batches: Callable[[int], Iterator[list[Document]]], domains: list | None = None,
                  ids: np.ndarray | None = None) -> None:
         self.n = n
         self.read_batches = read_batches
-        self.domains = domains
+        self.domains = [None] * n if domains is None else domains
         self.ids = np.arange(n, dtype=np.int64) if ids is None else np.asarray(ids, np.int64)
         self.default_domain: str | None = None
 

@@ -4,15 +4,18 @@
 PATH is the folder (split ``test``, or the only split there is) or one qrels tsv file inside ``<folder>/qrels/``.
 Gold = corpus ids with score > 0. BEIR has no answers (answer is "") and no verified hard negatives. Queries with no
 gold in the split are skipped and counted; qrels rows naming an unknown query or document are skipped and counted
-(BEIR's own files have a few); documents with neither title nor text are skipped and counted.
+(BEIR's own files have a few); documents with neither title nor text are skipped and counted. The corpus is read
+twice, one line at a time: to check it and number its entries, then to stream them into the workspace.
 """
 from __future__ import annotations
 
 import csv
+from functools import partial
 from pathlib import Path
+from typing import Iterator
 
 from emb_s_core.errors import EmbSError, at
-from emb_s_core.schema import Bank, Document, Query
+from emb_s_core.schema import Bank, Document, DocumentStream, Query
 from emb_s_core.sources import validate
 from emb_s_core.sources._io import DocumentKeys, iter_jsonl, require_field, require_file
 
@@ -38,6 +41,34 @@ def qrels_file(path: Path) -> tuple[Path, Path]:
     return path, chosen[0]
 
 
+def _corpus_entry(obj: dict, where: str, source: str) -> tuple[str, Document | None]:
+    """(corpus id, its document, or None for an entry with neither title nor text); both passes read through here."""
+    cid = validate.id_field(obj, "_id", where)
+    title = (validate.text_field(obj, "title", where, required=False) or "").strip() or None
+    text = (validate.text_field(obj, "text", where, required=False) or "").strip()
+    if not text and title:  # a few BEIR corpora hold title-only entries: the title is the content
+        text, title = title, None
+    return cid, (Document(doc_id=-1, text=text, title=title, source=source) if text else None)
+
+
+def _read_corpus(corpus: Path, source: str, size: int) -> Iterator[list[Document]]:
+    """Second pass: the kept entries as Documents numbered in file order, ``size`` at a time (a corpus such as MS
+    MARCO's 8.8M passages is never held whole)."""
+    batch: list[Document] = []
+    next_id = 0
+    for line, obj in iter_jsonl(corpus):
+        doc = _corpus_entry(obj, at(corpus.name, line), source)[1]
+        if doc is None:
+            continue
+        doc.doc_id, next_id = next_id, next_id + 1
+        batch.append(doc)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
 def read(path: Path, source: str = "beir") -> Bank:
     folder, qrels_path = qrels_file(path)
     corpus = require_file(folder / "corpus.jsonl", "BEIR corpus.jsonl")
@@ -46,22 +77,18 @@ def read(path: Path, source: str = "beir") -> Bank:
     bank.notes.append(f"qrels split: {qrels_path.stem}")
 
     keys = DocumentKeys()
-    for line, obj in iter_jsonl(corpus):
-        where = at(corpus.name, line)
-        cid = validate.id_field(obj, "_id", where)
-        title = (validate.text_field(obj, "title", where, required=False) or "").strip() or None
-        text = (validate.text_field(obj, "text", where, required=False) or "").strip()
-        if not text and title:  # a few BEIR corpora hold title-only entries: the title is the content
-            text, title = title, None
-        if not text:
+    lines: list[int] = []  # doc id -> line, for the duplicate error
+    for line, obj in iter_jsonl(corpus):  # first pass: every entry checked, ids kept, texts dropped
+        cid, doc = _corpus_entry(obj, at(corpus.name, line), source)
+        if doc is None:
             bank.skip("empty document")
             continue
         doc_id, new = keys.get(cid)
         if not new:
-            raise EmbSError(f"duplicate corpus _id {cid!r} (first at {bank.doc_locations[doc_id]})", where=where,
-                            fix="every corpus entry needs a unique _id.")
-        bank.documents.append(Document(doc_id=doc_id, text=text, title=title, source=source))
-        bank.doc_locations[doc_id] = where
+            raise EmbSError(f"duplicate corpus _id {cid!r} (first at {at(corpus.name, lines[doc_id])})",
+                            where=at(corpus.name, line), fix="every corpus entry needs a unique _id.")
+        lines.append(line)
+    bank.documents = DocumentStream(len(lines), partial(_read_corpus, corpus, source))
 
     gold: dict[str, list[int]] = {}
     for line, text_line in validate.read_lines(require_file(qrels_path, "BEIR qrels file")):

@@ -30,9 +30,10 @@ TEST = "q1\td1\t1\nq1\td2\t0\nq2\td2\t2\nq2\td3\t1\nq2\td9\t1\nq7\td1\t1\n"
 
 def test_read_folder(tmp_path):
     b = read_bank("beir", beir(tmp_path / "scifact", {"test": TEST, "train": "q3\td1\t1\n"}))
-    assert [d.text for d in b.documents] == ["Aspirin thins blood.", "Ibuprofen reduces fever.",
-                                             "Paracetamol is an analgesic."]
-    assert b.documents[2].title is None
+    docs = list(b.documents)  # streamed: corpus.jsonl is read again
+    assert [(d.doc_id, d.text) for d in docs] == [(0, "Aspirin thins blood."), (1, "Ibuprofen reduces fever."),
+                                                  (2, "Paracetamol is an analgesic.")]
+    assert docs[2].title is None
     assert [(q.qid, q.ref_ids, q.answer) for q in b.queries] == [("q1", [0], ""), ("q2", [1, 2], "")]
     assert b.skipped == {"empty document": 1, "qrels row naming a corpus id not in corpus.jsonl": 1,
                          "query without gold in qrels/test": 1, "qrels query id not in queries.jsonl": 1}
@@ -65,3 +66,19 @@ def test_bad_inputs(tmp_path):
     (tmp_path / "g").mkdir()
     assert_import_fails(tmp_path, "beir", tmp_path / "g", r"no qrels/<split>.tsv in")
     assert_import_fails(tmp_path, "beir", tmp_path / "a" / "corpus.jsonl", r"corpus.jsonl is not a qrels .tsv file")
+
+
+def test_corpus_streams_and_a_changed_corpus_writes_nothing(tmp_path):
+    import pytest
+
+    from emb_s_core.errors import EmbSError
+
+    folder = beir(tmp_path / "scifact", {"test": TEST})
+    b = read_bank("beir", folder)
+    corpus = folder / "corpus.jsonl"
+    corpus.write_text("\n".join(corpus.read_text().splitlines()[1:]) + "\n")  # an entry gone between the passes
+    ws = Workspace(tmp_path / "ws", create=True)
+    with pytest.raises(EmbSError, match="documents read the second time"):
+        bank.add_bank(ws, b, fmt="beir", path=folder, sha256="0" * 64)
+    ws.refresh()
+    assert ws.version == 0 and not ws.has_table("documents")

@@ -90,3 +90,28 @@ def test_compact_term_frequencies_and_no_per_rung_weight_cache(tmp_path):
     # the per-rung state is one column map and two numbers, not a weight matrix
     assert all(len(state) == 3 and state[0].dtype == np.int32 for state in r._pools.values())
     assert len(r._pools) == 2
+
+
+def test_term_frequency_columns_equal_csr_to_csc():
+    """The CSC filled batch by batch equals building the CSR of all rows and converting it (what it replaces)."""
+    from scipy import sparse
+
+    from emb_s_core.retrievers.bm25 import _columns
+
+    rng = np.random.default_rng(0)
+    n_terms, cols, tfs, per_row = 300, [], [], []
+    for n_rows in (5, 1, 40, 0, 17):
+        counts = rng.integers(0, 12, n_rows)
+        rows = [np.sort(rng.choice(n_terms, k, replace=False)) for k in counts]
+        cols.append(np.concatenate(rows).astype(np.int32) if rows else np.empty(0, np.int32))
+        tfs.append(rng.integers(1, 9, int(counts.sum())).astype(np.uint16))
+        per_row.append(counts)
+    indptr = np.concatenate([[0], np.cumsum(np.concatenate(per_row))])
+    expected = sparse.csr_matrix((np.concatenate(tfs), np.concatenate(cols), indptr),
+                                 shape=(len(indptr) - 1, n_terms)).tocsc()
+    got = _columns([c.copy() for c in cols], [t.copy() for t in tfs], per_row, n_terms)
+    assert got.shape == expected.shape and got.dtype == np.uint16
+    expected.sort_indices()
+    np.testing.assert_array_equal(got.indptr, expected.indptr)
+    np.testing.assert_array_equal(got.indices, expected.indices)
+    np.testing.assert_array_equal(got.data, expected.data)
