@@ -36,6 +36,11 @@ PAGES = [
 ]
 
 
+def page_url(base: str, path: str) -> str:
+    """Home is the default page, served at the root: ``/home`` is no page and opens a "Page not found" dialog."""
+    return f"{base}/" if path == "home" else f"{base}/{path}"
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -65,7 +70,7 @@ async def _visit(base: str, ws: str, shots: Path = SHOTS) -> dict[str, str]:
         await tab.send_command("Emulation.setDeviceMetricsOverride",
                                params={"width": 1400, "height": 1500, "deviceScaleFactor": 1, "mobile": False})
         for path, expected, n_plots, extra in PAGES:
-            await tab.send_command("Page.navigate", params={"url": f"{base}/{path}?ws={ws}{extra}"})
+            await tab.send_command("Page.navigate", params={"url": f"{page_url(base, path)}?ws={ws}{extra}"})
             text, start = "", time.time()
             while time.time() - start < 60:
                 r = await tab.send_command("Runtime.evaluate", params={"returnByValue": True, "expression": (
@@ -128,6 +133,7 @@ def test_every_page_renders_in_chromium(server, tmp_path):
         missing = [e for e in expected if e not in text]
         assert not missing, f"{path}: {missing} not rendered; got {text[:400]!r}"
         assert "Traceback" not in text and "Error" not in text.replace("Errors", ""), path
+        assert "Page not found" not in text, path  # every page opens from its own URL
         png = (shots / f"{path}.png").read_bytes()
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000, path
     url = texts["click"]  # clicking a heatmap cell opens the drill-down on that run and rung
@@ -213,7 +219,7 @@ async def _visit_payload(base: str, urls: list[tuple[str, str, str]], port: int)
     async with choreo.Browser(headless=True) as browser:
         tab = await browser.create_tab("about:blank")
         for path, query, expected in urls:
-            await tab.send_command("Page.navigate", params={"url": f"{base}/{path}?{query}"})
+            await tab.send_command("Page.navigate", params={"url": f"{page_url(base, path)}?{query}"})
             start, probe = time.time(), {}
             while time.time() - start < 60:
                 probe = json.loads(await _eval(tab, PROBE % port) or "{}")
