@@ -50,6 +50,10 @@ def _print_wait(message: str) -> None:
     print(f"emb-s: {message}", file=sys.stderr, flush=True)
 
 
+class WorkspaceBusy(EmbSError):
+    """Another writer holds the workspace and the caller asked not to wait (``--no-wait``, a dashboard save)."""
+
+
 @dataclass
 class _WriterSettings:
     wait: bool = True
@@ -134,7 +138,7 @@ def _acquire_file_lock(path: Path, wait: bool) -> int:
             except BlockingIOError:
                 holder = _describe(lock_holder(path))
                 if not wait:
-                    raise EmbSError(
+                    raise WorkspaceBusy(
                         f"the workspace {path} is being written by {holder}",
                         fix="wait for that command to finish (or stop it), or run without --no-wait to queue "
                             "behind it; readers (dashboard, report) are not blocked.",
@@ -349,8 +353,8 @@ class Workspace:
         wait = _SETTINGS.wait if wait is None else wait
         held = _held_lock(self.path)
         if not held.guard.acquire(blocking=wait):
-            raise EmbSError(f"the workspace {self.path} is being written by another thread of this process",
-                            fix="wait for that write to finish.")
+            raise WorkspaceBusy(f"the workspace {self.path} is being written by another thread of this process",
+                                fix="wait for that write to finish.")
         try:
             if held.depth == 0:
                 held.fd = _acquire_file_lock(self.path, wait)

@@ -3,6 +3,7 @@ rows, and importing a colleague's case list as a tag. Writes go through ``emb_s_
 everything from the workspace is shown as text (widget values and dataframes, never Markdown)."""
 from __future__ import annotations
 
+from typing import Callable
 from urllib.parse import urlsplit
 
 import pandas as pd
@@ -10,7 +11,9 @@ import streamlit as st
 
 from emb_s_core import notes
 from emb_s_core.analysis import cases
+from emb_s_core.store import Workspace, WorkspaceBusy
 from ui import data, widgets
+from ui.safe import md
 
 _SAVED = "_note_saved"
 
@@ -46,19 +49,31 @@ def note_editor(path: str, v: int, qid: str, run: str | None, rung: str | None) 
     c1, c2, _ = st.columns([1, 1, 4])
     ws, _ = data.workspace(path)
     if c1.button("Save note", key="note_save", type="primary"):
-        with widgets.guard():
-            notes.save(ws, qid, tags, text, run=case_run, rung=case_rung)
-        st.session_state[_SAVED] = True
-        st.rerun()
+        if _without_waiting(ws, lambda: notes.save(ws, qid, tags, text, run=case_run, rung=case_rung)):
+            st.session_state[_SAVED] = True
+            st.rerun()
     if current and c2.button("Delete note", key="note_delete"):
-        with widgets.guard():
-            notes.delete(ws, qid, case_run, case_rung)
-        st.rerun()
+        if _without_waiting(ws, lambda: notes.delete(ws, qid, case_run, case_rung)):
+            st.rerun()
     here = data.notes(path, v)
     here = here[here["qid"] == qid]
     if len(here):
         st.caption(f"{len(here)} note(s) on this query")
         st.dataframe(here[["run", "rung", "tags", "text", "updated_at"]], hide_index=True, width="stretch")
+
+
+def _without_waiting(ws: Workspace, write: Callable[[], object]) -> bool:
+    """Run a note write at once or not at all: an `emb-s eval` holds the writer lock for its whole run, and a page
+    waiting behind it would hang for minutes. A busy workspace is a warning naming the writer; what was typed stays
+    in the form to be saved again."""
+    with widgets.guard():  # any other problem (a bad tag, ...) is an error box, as everywhere
+        try:
+            with ws.writer(wait=False):
+                write()
+        except WorkspaceBusy as exc:
+            st.warning(f"Not saved: {md(exc.what)}. What you typed is still here; save again when it has finished.")
+            return False
+    return True
 
 
 def case_downloads(rows: pd.DataFrame, path: str, v: int, name: str, key: str) -> None:
@@ -78,7 +93,10 @@ def import_as_tag(path: str) -> None:
         tag = st.text_input("Tag for its cases", key="cases_tag", placeholder="e.g. from-review")
         if st.button("Import", key="cases_import", disabled=up is None or not tag.strip()):
             ws, _ = data.workspace(path)
-            with widgets.guard():
-                r = cases.import_as_tag(ws, up.getvalue(), tag, fmt=cases.format_of(up.name), name=up.name)
+            r: dict = {}
+            if not _without_waiting(ws, lambda: r.update(cases.import_as_tag(ws, up.getvalue(), tag,
+                                                                              fmt=cases.format_of(up.name),
+                                                                              name=up.name))):
+                return
             st.text(f"tagged {r['tagged']} of {r['cases']} cases; {r['unknown_queries']} not in this bank; "
                     f"{r['runs_dropped']} on the query only (run not here)")

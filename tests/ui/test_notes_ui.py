@@ -153,3 +153,33 @@ def test_tags_filter_access_vs_use(use_ws, monkeypatch, tmp_path):
     at = run_page("6_Access_vs_Use.py", {**params, "tag": "fine"})
     assert_clean(at)
     assert "0 (rung, query) cells" in at.caption[-1].value  # p00 is answered well: no use failure among "fine"
+
+
+def test_a_save_while_another_process_writes_says_who_and_keeps_the_text(copy):
+    """An `emb-s eval` holds the writer lock for its whole run: Save does not hang behind it but names the writer,
+    writes nothing, keeps what was typed, and works once the writer is gone."""
+    import os
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    hold = ("import sys, time\nfrom emb_s_core.store import Workspace\nws = Workspace(sys.argv[1])\n"
+            "with ws.writer():\n    print('held', flush=True)\n    time.sleep(120)\n")
+    holder = subprocess.Popen([sys.executable, "-c", hold, str(copy)], cwd=repo, stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(repo)})
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        at = open_case(copy)
+        note_box(at).input("typed while an eval runs")
+        start = time.monotonic()
+        at.button(key="note_save").click().run()
+        assert time.monotonic() - start < 30 and not at.exception and not at.success
+        assert at.warning and f"is being written by pid {holder.pid}" in at.warning[0].value
+        assert note_box(at).value == "typed while an eval runs" and notes.load(Workspace(copy)).empty
+    finally:
+        holder.kill()
+        holder.wait()
+    at.button(key="note_save").click().run()
+    assert at.success and notes.load(Workspace(copy))["text"].tolist() == ["typed while an eval runs"]
