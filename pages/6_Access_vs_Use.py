@@ -8,6 +8,7 @@ import streamlit as st
 from emb_s_core import diagnose, metrics, qa
 from emb_s_core import judge as judge_mod
 from emb_s_core.analysis import access_use
+from ui import cases as case_ui
 from ui import data, state, widgets
 from ui.safe import md
 
@@ -81,6 +82,8 @@ if len(cases):
                    "answer"]]
     st.dataframe(shown, hide_index=True, width="stretch")
     widgets.table_downloads(shown, f"cases_{quadrant}", "cases")
+    # the same cells as a case list (links, tags, notes; importable as a tag): the access run's cases at each rung
+    case_ui.case_downloads(cases.assign(run=access), path, v, f"{quadrant}_{access}_{qa_run}", "quadrant")
     st.page_link("pages/3_Query_drilldown.py", label=f"Open {md(cases['qid'].iloc[0], one_line=True)} in the drill-down →",
                  query_params=state.carried(by="search", q=cases["qid"].iloc[0], run=access,
                                             rung=cases["rung"].iloc[0]))

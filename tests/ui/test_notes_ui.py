@@ -183,3 +183,26 @@ def test_a_save_while_another_process_writes_says_who_and_keeps_the_text(copy):
         holder.wait()
     at.button(key="note_save").click().run()
     assert at.success and notes.load(Workspace(copy))["text"].tolist() == ["typed while an eval runs"]
+
+
+def test_quadrant_cases_download_as_a_case_list(use_ws, monkeypatch, tmp_path):
+    """Access vs Use: a quadrant's cells are a case list too (the access run at each rung, with drill-down links),
+    so a reviewer can tag a colleague's use failures."""
+    made = {}
+    original = MediaFileManager.add_deferred
+
+    def capture(self, data_callable, mimetype, coordinates, file_name=None, **kw):
+        made[file_name] = data_callable
+        return original(self, data_callable, mimetype, coordinates, file_name, **kw)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", capture)
+    monkeypatch.setenv("EMB_S_DATA", str(tmp_path))
+    dst = tmp_path / "use"
+    shutil.copytree(use_ws, dst)
+    at = run_page("6_Access_vs_Use.py", {"ws": str(dst), "run": "oracle", "qa": "qa1"})
+    assert_clean(at)
+    shown = next(d.value for d in at.dataframe if "answer" in d.value.columns)
+    name = next(n for n in made if n.startswith("use_failure_oracle_qa1") and n.endswith(".csv"))
+    df = pd.read_csv(io.StringIO(made[name]().decode()))
+    assert sorted(zip(df["qid"], df["rung"])) == sorted(zip(shown["qid"], shown["rung"])) and len(df)
+    assert df["run"].eq("oracle").all() and df["url"].str.contains("/query_drilldown?").all()
