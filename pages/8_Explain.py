@@ -8,6 +8,7 @@ import streamlit as st
 from emb_s_core.analysis import explain
 from emb_s_core.figures import explain as explain_fig
 from emb_s_core.figures import style
+from ui import cases as case_ui
 from ui import data, state, widgets
 from ui.safe import md
 
@@ -59,6 +60,8 @@ table = displaced.assign(lost=displaced["lost"].map(lambda v: ", ".join(map(str,
                                      for ds, cs in zip(displaced["displacers"], displaced["causes"])])
 st.dataframe(table[["qid", "domain", "lost", "displacers"]], hide_index=True, width="stretch")
 widgets.table_downloads(table.drop(columns=["causes", "gold_ranks_to"]), f"displaced_{run}", "displaced")
+case_ui.case_downloads(displaced[["qid"]].assign(run=run, rung=rung_to), path, v,  # at the rung they were lost on
+                       f"displaced_{run}_{rung_from}_{rung_to}", "displaced_cases")
 qids = list(displaced["qid"])
 pick = st.selectbox("Open a displaced query in the drill-down", qids, key="explain_q")
 hl = displaced.set_index("qid").loc[pick, "displacers"]
