@@ -60,7 +60,7 @@ class BM25(Retriever):
         # no read-ahead: tokenizing is the slow part, and queued batches of text held ~275 MB at 326M tokens
         for batch in table.to_batches(columns=["doc_id", "title", "text"], batch_size=READ_BATCH, batch_readahead=1,
                                       fragment_readahead=1):
-            batch_ids = batch.column("doc_id").to_numpy()
+            batch_ids = batch.column("doc_id").to_numpy().copy()  # a view would keep the batch (its texts) alive
             if wanted is not None:
                 keep = np.isin(batch_ids, wanted)
                 batch, batch_ids = batch.filter(keep), batch_ids[keep]
