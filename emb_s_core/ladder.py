@@ -185,7 +185,7 @@ def _membership_hash(doc_ids: np.ndarray, qids: list[str]) -> str:
     return digest.hexdigest()
 
 
-def _rng(seed: int, *labels: str) -> np.random.Generator:
+def seeded_rng(seed: int, *labels: str) -> np.random.Generator:
     """A generator per (seed, purpose): rungs do not shift when another domain changes."""
     key = hashlib.sha256(json.dumps([seed, *labels]).encode()).digest()
     return np.random.default_rng(int.from_bytes(key[:8], "little"))
@@ -204,7 +204,7 @@ def serialized_tokens(ws: Workspace, encoding: str | None = None, progress: bool
     return text + np.asarray(headers, np.int64) + tokens.count(DOC_SEPARATOR, encoding)
 
 
-def _prefix_within(order: np.ndarray, tok: pd.Series, budget: int) -> np.ndarray:
+def prefix_within(order: np.ndarray, tok: pd.Series, budget: int) -> np.ndarray:
     """S(D, B): the longest prefix of ``order`` whose tokens fit ``budget``."""
     if budget <= 0 or len(order) == 0:
         return order[:0]
@@ -227,7 +227,7 @@ def _domain_base(domain: str, qs: pd.DataFrame, docs: pd.DataFrame, tok: pd.Seri
                 fix="drop --strict to keep a seeded subset of the queries, or raise --base.",
             )
         kept, used, chosen = [], 0, set()
-        for i in _rng(opts.seed, "keep", domain).permutation(len(qs)):
+        for i in seeded_rng(opts.seed, "keep", domain).permutation(len(qs)):
             row = qs.iloc[i]
             new = [d for d in dict.fromkeys(row["ref_ids"]) if d not in chosen]
             cost = int(tok.loc[new].sum()) if new else 0
@@ -244,14 +244,14 @@ def _domain_base(domain: str, qs: pd.DataFrame, docs: pd.DataFrame, tok: pd.Seri
     for refs in kept_rows["ref_ids"]:
         members.update(dict.fromkeys(int(d) for d in refs))
     used = int(tok.loc[list(members)].sum()) if members else 0
-    for d in _round_robin(kept_rows["hard_negative_ids"].tolist(), _rng(opts.seed, "negatives", domain)):
+    for d in _round_robin(kept_rows["hard_negative_ids"].tolist(), seeded_rng(opts.seed, "negatives", domain)):
         if d not in members and used + tok.loc[d] <= budget:  # priority documents: each one that still fits
             members[d] = None
             used += int(tok.loc[d])
     pool = np.fromiter(members, np.int64, len(members))
     others = docs.loc[(docs["domain"] == domain) & ~docs["doc_id"].isin(pool), "doc_id"].to_numpy()
-    others = np.sort(others)[_rng(opts.seed, "fill", domain).permutation(len(others))]
-    fill = _prefix_within(others, tok, budget - used)
+    others = np.sort(others)[seeded_rng(opts.seed, "fill", domain).permutation(len(others))]
+    fill = prefix_within(others, tok, budget - used)
     return np.concatenate([pool, fill]), kept, dropped
 
 
@@ -310,19 +310,19 @@ def build(ws: Workspace, options: LadderOptions | None = None, progress: bool = 
     for d in domains:
         others = np.setdiff1d(np.concatenate([base_pools[o] for o in domains if o != d] or [np.empty(0, np.int64)]),
                               base_pools[d])
-        others = others[_rng(opts.seed, "mix", d).permutation(len(others))]
+        others = others[seeded_rng(opts.seed, "mix", d).permutation(len(others))]
         used = int(tok.loc[base_pools[d]].sum())
         for size in sizes:
             if size == base:
                 ids = base_pools[d]
             else:
-                mixed_in = _prefix_within(others, tok, size - opts.reserve - used)
+                mixed_in = prefix_within(others, tok, size - opts.reserve - used)
                 if len(mixed_in) == 0:
                     messages.append(f"{tokens.format_size(size)}/{d} skipped: no other domain's pool to mix in")
                     continue
                 ids = np.concatenate([base_pools[d], mixed_in])
             kind = "domain" if size == base else "mixed"
-            rungs.append(_rung(f"{tokens.format_size(size)}/{d}", kind, d, size, size - opts.reserve, ids,
+            rungs.append(make_rung(f"{tokens.format_size(size)}/{d}", kind, d, size, size - opts.reserve, ids,
                                kept_by_domain[d], docs, qs))
 
     all_kept = [q for d in domains for q in kept_by_domain[d]]
@@ -333,9 +333,9 @@ def build(ws: Workspace, options: LadderOptions | None = None, progress: bool = 
     if not honest:
         messages.append(f"the shared rung is named {SHARED!r}: it is the union of {len(domains)} base pools "
                         f"({len(domains)} × {opts.base}), not {tokens.format_size(shared_size)}")
-    rungs.append(_rung(shared_name, "shared", None, len(domains) * base, None, shared_ids, all_kept, docs, qs))
+    rungs.append(make_rung(shared_name, "shared", None, len(domains) * base, None, shared_ids, all_kept, docs, qs))
     rest = np.setdiff1d(docs["doc_id"].to_numpy(), shared_ids)
-    rest = np.sort(rest)[_rng(opts.seed, "global").permutation(len(rest))]
+    rest = np.sort(rest)[seeded_rng(opts.seed, "global").permutation(len(rest))]
     total = int(docs["n_tokens"].sum())
     shared_tokens = int(tok.loc[shared_ids].sum())
     limit = tokens.parse_size(opts.max_size) if opts.max_size else total
@@ -345,13 +345,13 @@ def build(ws: Workspace, options: LadderOptions | None = None, progress: bool = 
                         "tokens, more than its budget")
         size *= 2
     while size < total and size <= limit:
-        ids = np.concatenate([shared_ids, _prefix_within(rest, tok, size - opts.reserve - shared_tokens)])
-        rungs.append(_rung(tokens.format_size(size), "global", None, size, size - opts.reserve, ids, all_kept,
+        ids = np.concatenate([shared_ids, prefix_within(rest, tok, size - opts.reserve - shared_tokens)])
+        rungs.append(make_rung(tokens.format_size(size), "global", None, size, size - opts.reserve, ids, all_kept,
                            docs, qs))
         size *= 2
     if size >= total:
         messages.append(f"rungs from {tokens.format_size(size)} up are skipped: the bank holds {total:,} tokens")
-    rungs.append(_rung("full", "full", None, None, None, docs["doc_id"].to_numpy(), all_kept, docs, qs))
+    rungs.append(make_rung("full", "full", None, None, None, docs["doc_id"].to_numpy(), all_kept, docs, qs))
     for i, r in enumerate(rungs):
         r.order = i
     messages += few_queries_warnings(rungs)
@@ -362,8 +362,9 @@ def build(ws: Workspace, options: LadderOptions | None = None, progress: bool = 
     return ladder
 
 
-def _rung(name: str, kind: str, domain: str | None, size: int | None, budget: int | None, ids: np.ndarray,
-          qids: list[str], docs: pd.DataFrame, qs: pd.DataFrame) -> Rung:
+def make_rung(name: str, kind: str, domain: str | None, size: int | None, budget: int | None, ids: np.ndarray,
+              qids: list[str], docs: pd.DataFrame, qs: pd.DataFrame) -> Rung:
+    """A rung with its composition statistics (every ladder kind: built, official, benign)."""
     ids = np.sort(np.asarray(ids, dtype=np.int64))
     members = docs[docs["doc_id"].isin(ids)]
     n_tokens = int(members["n_tokens"].sum())
@@ -432,12 +433,6 @@ def hard_negative_coverage(lad: Ladder, queries: pd.DataFrame) -> pd.DataFrame:
                                     "present": np.rint(np.nan_to_num(cov) * n).astype(int), "coverage": cov}))
     cols = ["rung", "qid", "hard_negatives", "present", "coverage"]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)
-
-
-def make_rung(name: str, kind: str, domain: str | None, size: int | None, budget: int | None, ids: np.ndarray,
-              qids: list[str], docs: pd.DataFrame, qs: pd.DataFrame) -> Rung:
-    """A rung with its composition statistics, for ladder kinds made outside :func:`build` (official, benign)."""
-    return _rung(name, kind, domain, size, budget, ids, qids, docs, qs)
 
 
 def bank_state(ws: Workspace) -> dict:

@@ -142,7 +142,7 @@ def build(ws: Workspace, top_n: int = DEFAULT_TOP_N, references: list[str] | Non
 
     def shuffled(ids: np.ndarray, *labels: str) -> np.ndarray:
         ids = np.sort(ids)
-        return ids[ladder._rng(seed, "benign", *labels).permutation(len(ids))]
+        return ids[ladder.seeded_rng(seed, "benign", *labels).permutation(len(ids))]
 
     base: dict[str, np.ndarray] = {}  # the twin 64K/<d> pools first: the mixed rungs of every domain draw on them
     exhausted: dict[str, bool] = {}
@@ -150,7 +150,7 @@ def build(ws: Workspace, top_n: int = DEFAULT_TOP_N, references: list[str] | Non
         if r.kind == "domain":
             r_gold = np.intersect1d(r.doc_ids, gold)
             cand = shuffled(irrelevant[domain_of.loc[irrelevant].to_numpy() == r.domain], "fill", r.domain)
-            fill = ladder._prefix_within(cand, tok, r.budget - int(tok.loc[r_gold].sum()))
+            fill = ladder.prefix_within(cand, tok, r.budget - int(tok.loc[r_gold].sum()))
             base[r.domain] = np.concatenate([r_gold, fill])
             exhausted[r.name] = len(fill) == len(cand)
     twins: list[ladder.Rung] = []
@@ -163,7 +163,7 @@ def build(ws: Workspace, top_n: int = DEFAULT_TOP_N, references: list[str] | Non
             own = np.union1d(base[r.domain], r_gold)  # the other domains' gold the built rung mixed in, too
             others = np.concatenate([v for d, v in base.items() if d != r.domain] or [np.empty(0, np.int64)])
             others = shuffled(np.setdiff1d(np.setdiff1d(others, own), gold), "mix", r.domain)
-            fill = ladder._prefix_within(others, tok, budget - int(tok.loc[own].sum()))
+            fill = ladder.prefix_within(others, tok, budget - int(tok.loc[own].sum()))
             ids = np.concatenate([own, fill])
             exhausted[r.name] = len(fill) == len(others)
         elif r.kind == "shared":
@@ -175,10 +175,10 @@ def build(ws: Workspace, top_n: int = DEFAULT_TOP_N, references: list[str] | Non
             if r.kind == "full":
                 fill = rest
             else:
-                fill = ladder._prefix_within(rest, tok, budget - shared.n_tokens)
+                fill = ladder.prefix_within(rest, tok, budget - shared.n_tokens)
             ids = np.unique(np.concatenate([shared.doc_ids, fill, r_gold]))
             exhausted[r.name] = len(fill) == len(rest)
-        twin = ladder._rung(ladder.qualified(ladder.BENIGN, r.name), r.kind, r.domain, r.size, budget, ids,
+        twin = ladder.make_rung(ladder.qualified(ladder.BENIGN, r.name), r.kind, r.domain, r.size, budget, ids,
                             r.qids, docs, qs)
         twin.order = r.order
         twin.composition["built_tokens"] = r.n_tokens

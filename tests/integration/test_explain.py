@@ -39,8 +39,8 @@ def ws(tmp_path):
     bank.import_path(tmp_path / "ws", "native", tmp_path / "bank", source="s1")
     ws = Workspace(tmp_path / "ws")
     d, q = bank.documents(ws), bank.queries(ws)
-    rungs = [ladder._rung("r", "shared", None, None, None, SMALL, list(LISTS), d, q),
-             ladder._rung("r2", "global", None, None, None, BIG, list(LISTS), d, q)]
+    rungs = [ladder.make_rung("r", "shared", None, None, None, SMALL, list(LISTS), d, q),
+             ladder.make_rung("r2", "global", None, None, None, BIG, list(LISTS), d, q)]
     rungs[1].order = 1
     kept = pd.DataFrame({"qid": list(LISTS), "domain": "law", "kept": True, "reason": ""})
     ladder.store(ws, ladder.Ladder(rungs, kept, {}), ladder.bank_state(ws))
