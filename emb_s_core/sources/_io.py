@@ -3,10 +3,25 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator, TypeVar
 
 from emb_s_core.errors import EmbSError, at
 from emb_s_core.sources import validate
+
+
+T = TypeVar("T")
+
+
+def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """Lists of at most ``size`` items, in order (what a :class:`DocumentStream`'s reader yields)."""
+    batch: list[T] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def require_file(path: Path, what: str) -> Path:

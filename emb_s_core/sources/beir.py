@@ -10,14 +10,13 @@ twice, one line at a time: to check it and number its entries, then to stream th
 from __future__ import annotations
 
 import csv
-from functools import partial
 from pathlib import Path
 from typing import Iterator
 
 from emb_s_core.errors import EmbSError, at
 from emb_s_core.schema import Bank, Document, DocumentStream, Query
 from emb_s_core.sources import validate
-from emb_s_core.sources._io import DocumentKeys, iter_jsonl, require_field, require_file
+from emb_s_core.sources._io import DocumentKeys, batched, iter_jsonl, require_field, require_file
 
 DEFAULT_SPLIT = "test"
 
@@ -51,22 +50,13 @@ def _corpus_entry(obj: dict, where: str, source: str) -> tuple[str, Document | N
     return cid, (Document(doc_id=-1, text=text, title=title, source=source) if text else None)
 
 
-def _read_corpus(corpus: Path, source: str, size: int) -> Iterator[list[Document]]:
-    """Second pass: the kept entries as Documents numbered in file order, ``size`` at a time (a corpus such as MS
+def _read_corpus(corpus: Path, source: str) -> Iterator[Document]:
+    """Second pass: the kept entries as Documents numbered in file order, one at a time (a corpus such as MS
     MARCO's 8.8M passages is never held whole)."""
-    batch: list[Document] = []
-    next_id = 0
-    for line, obj in iter_jsonl(corpus):
-        doc = _corpus_entry(obj, at(corpus.name, line), source)[1]
-        if doc is None:
-            continue
-        doc.doc_id, next_id = next_id, next_id + 1
-        batch.append(doc)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+    kept = (doc for line, obj in iter_jsonl(corpus) if (doc := _corpus_entry(obj, at(corpus.name, line), source)[1]))
+    for doc_id, doc in enumerate(kept):
+        doc.doc_id = doc_id
+        yield doc
 
 
 def read(path: Path, source: str = "beir") -> Bank:
@@ -88,7 +78,7 @@ def read(path: Path, source: str = "beir") -> Bank:
             raise EmbSError(f"duplicate corpus _id {cid!r} (first at {at(corpus.name, lines[doc_id])})",
                             where=at(corpus.name, line), fix="every corpus entry needs a unique _id.")
         lines.append(line)
-    bank.documents = DocumentStream(len(lines), partial(_read_corpus, corpus, source))
+    bank.documents = DocumentStream(len(lines), lambda size: batched(_read_corpus(corpus, source), size))
 
     gold: dict[str, list[int]] = {}
     for line, text_line in validate.read_lines(require_file(qrels_path, "BEIR qrels file")):

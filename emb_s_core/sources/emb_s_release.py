@@ -38,7 +38,7 @@ import numpy as np
 
 from emb_s_core.errors import EmbSError, at
 from emb_s_core.schema import Bank, Document, DocumentStream, Query
-from emb_s_core.sources._io import iter_jsonl, require_file
+from emb_s_core.sources._io import batched, iter_jsonl, require_file
 from emb_s_core.sources.plain_pickle import NotATextList, iter_text_list, load_plain_pickle
 from emb_s_core.sources.validate import check_limit, check_value, id_field, list_field, text_field, text_list
 
@@ -194,7 +194,9 @@ class _Reader:
 
     def read_batches(self, size: int) -> Iterator[list[Document]]:
         """Second pass: each scale's new documents, in id order, ``size`` at a time."""
-        batch: list[Document] = []
+        return batched(self._new_documents(), size)
+
+    def _new_documents(self) -> Iterator[Document]:
         next_id = 0
         for scale in self.scales:
             n = 0
@@ -202,18 +204,13 @@ class _Reader:
                 texts = load_plain_pickle(scale.path) if scale.whole else iter_text_list(scale.path)
                 for n, text in enumerate(texts, 1):
                     if n <= len(scale.new) and scale.new[n - 1]:
-                        batch.append(Document(doc_id=next_id, text=text, source=self.bank.source))
+                        yield Document(doc_id=next_id, text=text, source=self.bank.source)
                         next_id += 1
-                        if len(batch) == size:
-                            yield batch
-                            batch = []
             except NotATextList:
                 n = -1
             if n != len(scale.new):
                 raise EmbSError(f"{_rel(scale.path, self.bank)} changed during the import",
                                 where=str(scale.path), fix="import again once the release's files are complete.")
-        if batch:
-            yield batch
 
     def resolve(self, ref: Any, scale: str | None) -> int | None:
         if isinstance(ref, int) and not isinstance(ref, bool):

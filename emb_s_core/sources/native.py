@@ -17,7 +17,7 @@ import numpy as np
 from emb_s_core.errors import EmbSError, at
 from emb_s_core.schema import Bank, Document, DocumentStream, Query
 from emb_s_core.sources import validate
-from emb_s_core.sources._io import iter_records
+from emb_s_core.sources._io import batched, iter_records
 
 
 def _find(folder: Path, stem: str) -> Path:
@@ -79,14 +79,7 @@ def _scan_documents(doc_path: Path, source: str) -> tuple[list[int], list[str | 
 
 def _read_documents(doc_path: Path, source: str, size: int) -> Iterator[list[Document]]:
     """Second pass: the same rows as Documents, ``size`` at a time."""
-    batch: list[Document] = []
-    for line, obj in iter_records(doc_path):
-        batch.append(_document(obj, at(doc_path.name, line), source))
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+    return batched((_document(obj, at(doc_path.name, line), source) for line, obj in iter_records(doc_path)), size)
 
 
 def read(path: Path, source: str = "native") -> Bank:

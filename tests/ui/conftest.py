@@ -30,6 +30,23 @@ def app_env(dash_ws, monkeypatch, tmp_path):
     return tmp_path / "dash"
 
 
+@pytest.fixture
+def downloads(monkeypatch) -> dict:
+    """file name -> the callable that makes the bytes, for every download button the page run creates (Streamlit
+    makes deferred downloads only when clicked; a test reads what a click would get)."""
+    from streamlit.runtime.media_file_manager import MediaFileManager
+
+    made: dict = {}
+    original = MediaFileManager.add_deferred
+
+    def capture(self, data_callable, mimetype, coordinates, file_name=None, **kw):
+        made[file_name] = data_callable
+        return original(self, data_callable, mimetype, coordinates, file_name, **kw)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", capture)
+    return made
+
+
 def free_port() -> int:
     import socket
 

@@ -87,25 +87,16 @@ def test_explain_page_agrees_with_the_cli(env, capsys):
     assert set(top.loc[top["displaced the gold"], "doc_id"]) == set(first["displacers"])
 
 
-def test_displaced_queries_download_as_a_case_list(env, monkeypatch):
+def test_displaced_queries_download_as_a_case_list(env, downloads):
     import io
 
     import pandas as pd
-    from streamlit.runtime.media_file_manager import MediaFileManager
 
-    made = {}
-    original = MediaFileManager.add_deferred
-
-    def capture(self, data_callable, mimetype, coordinates, file_name=None, **kw):
-        made[file_name] = data_callable
-        return original(self, data_callable, mimetype, coordinates, file_name, **kw)
-
-    monkeypatch.setattr(MediaFileManager, "add_deferred", capture)
     at = run_page("8_Explain.py", {"ws": str(env.path), "run": "bm25", "from": "2K/law", "to": "full", "k": "5"})
     clean(at)
     displaced = next(el.value for el in at.dataframe if "displacers" in el.value.columns)
-    name = next(n for n in made if n.startswith("displaced_bm25_2K_law_full") and n.endswith(".csv"))
-    cases = pd.read_csv(io.StringIO(made[name]().decode()))
+    name = next(n for n in downloads if n.startswith("displaced_bm25_2K_law_full") and n.endswith(".csv"))
+    cases = pd.read_csv(io.StringIO(downloads[name]().decode()))
     assert cases["qid"].tolist() == displaced["qid"].tolist() and len(cases)
     assert cases["run"].eq("bm25").all() and cases["rung"].eq("full").all()
 

@@ -7,7 +7,6 @@ import shutil
 
 import pandas as pd
 import pytest
-from streamlit.runtime.media_file_manager import MediaFileManager
 
 from emb_s_core import notes
 from emb_s_core.store import Workspace
@@ -121,20 +120,12 @@ def test_correction_choice(app_env, tmp_path):
     assert board(at).set_index("run").loc["fix6", "vs baseline"] == "0▲ 0▼ 12="
 
 
-def test_downloads_are_the_shown_table(app_env, monkeypatch):
-    made: dict[str, object] = {}
-    original = MediaFileManager.add_deferred
-
-    def capture(self, data_callable, mimetype, coordinates, file_name=None, **kw):
-        made[file_name] = data_callable
-        return original(self, data_callable, mimetype, coordinates, file_name, **kw)
-
-    monkeypatch.setattr(MediaFileManager, "add_deferred", capture)
+def test_downloads_are_the_shown_table(app_env, downloads):
     at = run_page(PAGE, {"ws": str(app_env), "metric": "MRR", "corr": "bonferroni"})
     assert_clean(at)
     assert [b.proto.label for b in at.get("download_button")] == ["⬇ CSV", "⬇ LaTeX", "⬇ Markdown", "⬇ PNG", "⬇ SVG",
                                                                    "⬇ PDF", "⬇ HTML"]  # the table, then the figure
-    files = {name.rsplit(".", 1)[1]: fn for name, fn in made.items() if name.startswith("leaderboard_")}
+    files = {name.rsplit(".", 1)[1]: fn for name, fn in downloads.items() if name.startswith("leaderboard_")}
     csv = pd.read_csv(io.StringIO(files["csv"]().decode()), keep_default_na=False)
     shown = board(at)
     assert csv["run"].tolist() == shown["run"].tolist() and csv["full"].tolist() == shown["full"].tolist()

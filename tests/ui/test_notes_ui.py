@@ -9,7 +9,6 @@ import shutil
 
 import pandas as pd
 import pytest
-from streamlit.runtime.media_file_manager import MediaFileManager
 
 from emb_s_core import bank, ladder, notes
 from emb_s_core.store import Workspace
@@ -120,23 +119,15 @@ def test_tags_filter_overview_and_compare(copy):
     assert next(d.value for d in every.dataframe if "p_value" in d.value.columns)["n"].max() > 2
 
 
-def test_failure_case_list_download(copy, monkeypatch):
-    made = {}
-    original = MediaFileManager.add_deferred
-
-    def capture(self, data_callable, mimetype, coordinates, file_name=None, **kw):
-        made[file_name] = data_callable
-        return original(self, data_callable, mimetype, coordinates, file_name, **kw)
-
-    monkeypatch.setattr(MediaFileManager, "add_deferred", capture)
+def test_failure_case_list_download(copy, downloads):
     at = open_case(copy)
     assert_clean(at)
-    csv_name = next(n for n in made if n.startswith("failures_R_1_overlap_full") and n.endswith(".csv"))
-    df = pd.read_csv(io.StringIO(made[csv_name]().decode()))
+    csv_name = next(n for n in downloads if n.startswith("failures_R_1_overlap_full") and n.endswith(".csv"))
+    df = pd.read_csv(io.StringIO(downloads[csv_name]().decode()))
     assert df["run"].eq("overlap").all() and df["rung"].eq("full").all() and len(df) > 0
     assert df["url"].str.contains("/query_drilldown?").all() and at.selectbox(key="fail_pick").value in set(df["qid"])
-    jsonl = next(n for n in made if n.startswith("failures_R_1_overlap_full") and n.endswith(".jsonl"))
-    first = json.loads(made[jsonl]().decode().splitlines()[0])
+    jsonl = next(n for n in downloads if n.startswith("failures_R_1_overlap_full") and n.endswith(".jsonl"))
+    first = json.loads(downloads[jsonl]().decode().splitlines()[0])
     assert isinstance(first["gold_ranks"], list) and first["gold_ranks"][0] != 1
 
 
@@ -185,24 +176,16 @@ def test_a_save_while_another_process_writes_says_who_and_keeps_the_text(copy):
     assert at.success and notes.load(Workspace(copy))["text"].tolist() == ["typed while an eval runs"]
 
 
-def test_quadrant_cases_download_as_a_case_list(use_ws, monkeypatch, tmp_path):
+def test_quadrant_cases_download_as_a_case_list(use_ws, downloads, monkeypatch, tmp_path):
     """Access vs Use: a quadrant's cells are a case list too (the access run at each rung, with drill-down links),
     so a reviewer can tag a colleague's use failures."""
-    made = {}
-    original = MediaFileManager.add_deferred
-
-    def capture(self, data_callable, mimetype, coordinates, file_name=None, **kw):
-        made[file_name] = data_callable
-        return original(self, data_callable, mimetype, coordinates, file_name, **kw)
-
-    monkeypatch.setattr(MediaFileManager, "add_deferred", capture)
     monkeypatch.setenv("EMB_S_DATA", str(tmp_path))
     dst = tmp_path / "use"
     shutil.copytree(use_ws, dst)
     at = run_page("6_Access_vs_Use.py", {"ws": str(dst), "run": "oracle", "qa": "qa1"})
     assert_clean(at)
     shown = next(d.value for d in at.dataframe if "answer" in d.value.columns)
-    name = next(n for n in made if n.startswith("use_failure_oracle_qa1") and n.endswith(".csv"))
-    df = pd.read_csv(io.StringIO(made[name]().decode()))
+    name = next(n for n in downloads if n.startswith("use_failure_oracle_qa1") and n.endswith(".csv"))
+    df = pd.read_csv(io.StringIO(downloads[name]().decode()))
     assert sorted(zip(df["qid"], df["rung"])) == sorted(zip(shown["qid"], shown["rung"])) and len(df)
     assert df["run"].eq("oracle").all() and df["url"].str.contains("/query_drilldown?").all()
