@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except BrokenPipeError:  # output piped into head/less that closed early
         return 0
-    except (OSError, RuntimeError) as exc:  # a full disk outside a transaction (e.g. the LLM cache): one line too
+    except Exception as exc:  # a full disk outside a transaction (e.g. SQLite's LLM cache): one line too
         from emb_s_core.store import disk_full_error, is_disk_full
 
         if not is_disk_full(exc) or not getattr(args, "workspace", None):

@@ -145,3 +145,30 @@ def test_an_import_killed_after_creating_the_workspace_does_not_block_the_next(t
     report = bank.import_path(ws_path, "native", native_bank(tmp_path / "bank"))
     ws = Workspace(ws_path)
     assert report.n_documents == 4 and ws.version == 1 and ws.read("documents").num_rows == 4
+
+
+def test_a_full_llm_cache_outside_a_transaction_is_one_line_too(tmp_path, capsys, monkeypatch):
+    """SQLite's 'database or disk is full' from the reply cache (written outside workspace transactions) reaches the
+    CLI as the same one line, not a traceback."""
+    from emb_s_core import cli
+
+    def full(args):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    ws_path = tmp_path / "ws"
+    bank.import_path(ws_path, "native", native_bank(tmp_path / "bank"))
+    monkeypatch.setattr(cli, "build_parser", _parser_with(cli.build_parser, full))
+    assert main(["eval", "-w", str(ws_path), "-r", "bm25"]) == 2
+    _assert_one_disk_line(_error_line(capsys), ws_path.resolve())
+    monkeypatch.setattr(cli, "build_parser", _parser_with(cli.build_parser, lambda args: 1 / 0))
+    with pytest.raises(ZeroDivisionError):  # any other failure is not dressed up as a full disk
+        main(["eval", "-w", str(ws_path), "-r", "bm25"])
+
+
+def _parser_with(build, func):
+    """The CLI's parser with the eval command's handler replaced by ``func``."""
+    def patched():
+        parser = build()
+        parser._subparsers._group_actions[0].choices["eval"].set_defaults(func=func)
+        return parser
+    return patched
