@@ -17,11 +17,13 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from emb_s_core import tokens
 from emb_s_core.errors import EmbSError
 from emb_s_core.schema import (DATASET, DOCUMENT_SCHEMA, HN_PROVENANCES, QUERY_SCHEMA, UNKNOWN_DOMAIN, Bank,
                                DocumentStream, content_hash, render_document)
+from emb_s_core.sources import validate
 from emb_s_core.store import Workspace
 
 WRITE_BATCH = 50_000  # documents per write inside the import's one transaction
@@ -135,6 +137,8 @@ def _add_bank(ws: Workspace, bank: Bank, *, fmt: str, path: str | Path, sha256: 
     else:
         doc_ids = np.fromiter((d.doc_id + offset for d in docs), np.int64, len(docs))
         domains = np.array([d.domain or UNKNOWN_DOMAIN for d in docs], dtype=object)
+    validate.check_domains(_existing_domains(ws) | set(domains.tolist()) | {q.domain for q in bank.queries},
+                           f"the workspace {ws.path} with {path}")
     domain_of = _lookup(doc_ids, domains)
     query_table = pa.table(
         {
@@ -305,6 +309,15 @@ def majority_domain(values: list[str]) -> str:
     """The most common domain of a query's gold documents (ties: the first in sorted order); the unknown domain for
     none. How a query without a domain gets one, on import and after relabeling."""
     return pd.Series(values).mode().iloc[0] if values else UNKNOWN_DOMAIN
+
+
+def _existing_domains(ws: Workspace) -> set:
+    """The domains the workspace's documents and queries already carry."""
+    found: set = set()
+    for table in ("documents", "queries"):
+        if ws.has_table(table):
+            found |= set(pc.unique(ws.read(table, columns=["domain"]).column("domain")).to_pylist())
+    return found - {None}
 
 
 def _existing_doc_ids(ws: Workspace) -> np.ndarray:

@@ -14,7 +14,6 @@ checked before anything is written; any unknown qid, doc id or rung is an error 
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +21,7 @@ import numpy as np
 
 from emb_s_core import bank, ladder as ladder_mod, runs
 from emb_s_core.errors import EmbSError, at
+from emb_s_core.sources import validate
 from emb_s_core.store import Workspace
 
 FORMATS = ("trec", "jsonl")
@@ -44,29 +44,25 @@ def read_trec(path: Path, rung: str | None = None) -> list[Ranked]:
     """Rankings per qid of a TREC run file (sorted by score desc, then rank asc)."""
     per_qid: dict[str, list[tuple[float, int, int, int]]] = {}
     first_line: dict[str, int] = {}
-    with open(path, encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, start=1):
-            if not line.strip() or line.lstrip().startswith("#"):
-                continue
-            parts = line.split()
-            if len(parts) != 6:
-                raise EmbSError(f"expected 6 fields `qid Q0 docid rank score tag`, got {len(parts)}",
-                                where=at(path, line_no), fix="write one retrieved document per line in TREC format.")
-            qid, _, docid, rank, score, _ = parts
-            try:
-                doc = int(docid)
-            except ValueError:
-                raise EmbSError(f"docid {docid!r} is not an integer doc id", where=at(path, line_no),
-                                fix="use the bank's integer doc ids (see documents.jsonl / `emb-s info`).") from None
-            try:
-                r, s = int(rank), float(score)
-            except ValueError:
-                raise EmbSError(f"rank {rank!r} or score {score!r} is not a number", where=at(path, line_no),
-                                fix="rank must be an integer and score a number.") from None
-            if not math.isfinite(s):
-                raise EmbSError(f"score {score!r} is not finite", where=at(path, line_no), fix="use finite scores.")
-            per_qid.setdefault(qid, []).append((-s, r, doc, line_no))
-            first_line.setdefault(qid, line_no)
+    for line_no, line in validate.read_lines(path):  # UTF-8 and a bounded line, or one clear error
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        where = at(path, line_no)
+        parts = line.split()
+        if len(parts) != 6:
+            raise EmbSError(f"expected 6 fields `qid Q0 docid rank score tag`, got {len(parts)}", where=where,
+                            fix="write one retrieved document per line in TREC format.")
+        qid, _, docid, rank, score, _ = parts
+        validate.check_identifier(qid, where, "qid")
+        doc = _trec_int(docid, where, "docid", "use the bank's integer doc ids (see documents.jsonl / `emb-s info`).")
+        r = _trec_int(rank, where, "rank", "rank must be an integer.")
+        try:
+            s = float(score)
+        except ValueError:
+            raise EmbSError(f"score {score!r} is not a number", where=where, fix="score must be a number.") from None
+        validate.check_score(s, where)
+        per_qid.setdefault(qid, []).append((-s, r, doc, line_no))
+        first_line.setdefault(qid, line_no)
     out = []
     for qid, rows in per_qid.items():
         rows.sort()
@@ -75,13 +71,24 @@ def read_trec(path: Path, rung: str | None = None) -> list[Ranked]:
     return out
 
 
+def _trec_int(text: str, where: str, field: str, fix: str) -> int:
+    """A 64-bit integer field of a TREC line (a larger one would overflow the stored int64)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise EmbSError(f"{field} {text[:40]!r} is not an integer", where=where, fix=fix) from None
+    if not validate.INT64_MIN <= value <= validate.INT64_MAX:
+        raise EmbSError(f"{field} {text[:30]} is outside the 64-bit range", where=where, fix=fix)
+    return value
+
+
 def read_jsonl(path: Path) -> list[Ranked]:
     from emb_s_core.sources._io import iter_jsonl, require_field
 
     out = []
     for line_no, obj in iter_jsonl(path):
         where = at(path, line_no)
-        qid = str(require_field(obj, "qid", where, (str, int)))
+        qid = validate.id_field(obj, "qid", where)
         ids = require_field(obj, "doc_ids", where, list)
         if not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
             raise EmbSError("doc_ids must be a list of integer doc ids", where=where,
@@ -89,9 +96,11 @@ def read_jsonl(path: Path) -> list[Ranked]:
         scores = obj.get("scores")
         if scores is not None:
             if not isinstance(scores, list) or len(scores) != len(ids) or not all(
-                    isinstance(s, (int, float)) and not isinstance(s, bool) and math.isfinite(s) for s in scores):
+                    isinstance(s, (int, float)) and not isinstance(s, bool) for s in scores):
                 raise EmbSError("scores must be a list of finite numbers, one per doc id", where=where,
                                 fix="drop scores or give one number per entry of doc_ids.")
+            for s in scores:
+                validate.check_score(float(s), where)
         rung = obj.get("rung")
         if rung is not None and not isinstance(rung, str):
             raise EmbSError("rung must be a string", where=where, fix='e.g. "rung": "64K/law".')
@@ -122,6 +131,7 @@ def import_run(ws: Workspace, name: str, path: str | Path, fmt: str | None = Non
     """Validate the whole file, then store it as run ``name`` (kind "external") in one transaction."""
     from emb_s_core.sources._io import require_file, sha256_of
 
+    validate.check_name(name, "run name")
     path = require_file(Path(path), "run file")
     fmt = fmt or guess_format(path)
     if fmt not in FORMATS:

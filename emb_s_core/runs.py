@@ -64,6 +64,9 @@ def create_run(ws: Workspace, name: str, kind: str, system: str, config: dict[st
 
     Checked and written under the writer lock, so two processes starting the same run register it once.
     """
+    from emb_s_core.sources.validate import check_name
+
+    check_name(name, "run name")
     canonical = json.dumps(config, sort_keys=True, default=str)
     with ws.writer():
         existing = get_run(ws, name)

@@ -26,6 +26,7 @@ import errno
 import fcntl
 import json
 import os
+import shutil
 import sys
 import threading
 from contextlib import contextmanager
@@ -44,6 +45,37 @@ LOCK_FILE = "writer.lock"
 FORMAT_VERSION = 1
 #: files a new workspace folder may already hold (a concurrent creator's lock file, a repository placeholder)
 _IGNORABLE = {".gitkeep", LOCK_FILE}
+#: what a creation killed before its manifest was in place leaves (with a history of version 0 only)
+_CREATION_LEFTOVERS = _IGNORABLE | {HISTORY, f".{MANIFEST}.tmp"}
+#: how the libraries underneath say the disk is full (lance's RuntimeError, SQLite's OperationalError)
+_DISK_FULL_WORDS = ("No space left on device", "database or disk is full")
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what it was raised from) is a full disk: ENOSPC/EDQUOT, or a library's words for it."""
+    seen = 0
+    while exc is not None and seen < 5:
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if isinstance(exc, (OSError, RuntimeError)) or type(exc).__name__ in ("OperationalError", "LanceError"):
+            if any(word in str(exc) for word in _DISK_FULL_WORDS):
+                return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
+
+
+def disk_full_error(path: str | os.PathLike[str]) -> EmbSError:
+    """The one line a full disk gets: which workspace, how much is free, and that finished work is kept."""
+    folder = Path(path)
+    probe = next((p for p in (folder, *folder.parents) if p.exists()), folder)
+    try:
+        free = f"{shutil.disk_usage(probe).free / 2**20:,.1f} MiB free"
+    except OSError:
+        free = "free space unknown"
+    return EmbSError(f"the disk holding the workspace {folder} is full ({free}): the write in progress was undone "
+                     "and everything finished before it is kept",
+                     fix="free some space on that disk (or move the workspace), then rerun the same command: it "
+                         "resumes from the last finished write.")
 
 
 def _print_wait(message: str) -> None:
@@ -229,11 +261,28 @@ class Workspace:
             self._write_manifest(initial)
 
     def _refuse_foreign_folder(self) -> None:
+        if self._interrupted_creation():
+            return
         if self.path.is_dir() and any(p.name not in _IGNORABLE for p in self.path.iterdir()):
             raise EmbSError(
                 f"{self.path} exists and is not an EMB-S workspace (no {MANIFEST})",
                 fix="choose an empty or new folder for the workspace.",
             )
+
+    def _interrupted_creation(self) -> bool:
+        """A folder a creation was killed in before its manifest was replaced: only the lock file, a temporary
+        manifest and a history of version 0 with no tables. Creating the workspace there again is safe."""
+        if not self.path.is_dir() or (self.path / MANIFEST).exists():
+            return False
+        names = {p.name for p in self.path.iterdir()}
+        if not names <= _CREATION_LEFTOVERS or HISTORY not in names:
+            return False
+        try:
+            lines = (self.path / HISTORY).read_text("utf-8").splitlines()
+            versions = [json.loads(line) for line in lines if line.strip()]
+        except (OSError, ValueError):
+            return False
+        return all(isinstance(v, dict) and v.get("version") == 0 and not v.get("tables") for v in versions)
 
     # ----------------------------------------------------------------- manifest
     def _read_manifest(self) -> dict:
@@ -384,17 +433,33 @@ class Workspace:
             self._in_transaction = True
             try:
                 yield self
-            except BaseException:
+            except BaseException as exc:
                 self._in_transaction = False
-                self._rollback_to(before)
+                self._undo(before, exc)
                 raise
             self._in_transaction = False
             manifest = dict(self._manifest)
-            manifest["tables"] = self._current_versions(before)
-            manifest["version"] = self.version + 1
-            self._append_history(manifest)
-            self._write_manifest(manifest)
+            try:
+                manifest["tables"] = self._current_versions(before)
+                manifest["version"] = self.version + 1
+                self._append_history(manifest)
+                self._write_manifest(manifest)
+            except (OSError, RuntimeError) as exc:  # the commit itself could not be written
+                self._undo(before, exc)
+                raise
             self._manifest = manifest
+
+    def _undo(self, before: dict[str, int], exc: BaseException) -> None:
+        """Roll a failed transaction back; a full disk becomes one line (raised from here), anything else is
+        re-raised by the caller. A rollback the full disk itself stops is finished by the next transaction."""
+        full = is_disk_full(exc)
+        try:
+            self._rollback_to(before)
+        except Exception:  # noqa: BLE001 - only a full disk may stop a rollback quietly
+            if not full:
+                raise
+        if full:
+            raise disk_full_error(self.path) from None
 
     def _require_transaction(self) -> None:
         if not self._in_transaction:

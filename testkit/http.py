@@ -2,8 +2,10 @@
 endpoint needs (embeddings, chat completions, rerank), so each test writes only what its endpoint answers."""
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -22,3 +24,129 @@ def start(handler: type[BaseHTTPRequestHandler]) -> ThreadingHTTPServer:
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     return httpd
+
+
+# ------------------------------------------------------------------------------------ a misbehaving endpoint
+#: what each route of :class:`MisbehavingEndpoint` does (``<behaviour>-if-<word>``: only to requests holding word)
+BEHAVIOURS = ("ok", "hang", "slow", "500", "flaky", "garbage", "empty", "short", "dim", "nan", "missing")
+
+
+def fake_vector(text: str, dim: int) -> list[float]:
+    """A deterministic unit-free vector for ``text`` (its SHA-256 bytes, centred): same text, same vector."""
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return [(digest[i % len(digest)] - 127.5) / 128.0 for i in range(dim)]
+
+
+class MisbehavingEndpoint:
+    """An OpenAI-compatible server (``/v1/embeddings``, ``/v1/chat/completions``) on 127.0.0.1 with one route per
+    behaviour: ``api_base = endpoint.base("hang")`` hangs, ``base("flaky")`` answers 503 ``flaky_failures`` times
+    and then well, ``base("dim")`` changes the vectors' dimension after its first reply, and so on (BEHAVIOURS).
+    ``base("hang-if-WORD")`` misbehaves only for requests whose texts hold WORD. ``heal()`` makes every route
+    answer well (a rerun against a repaired server). Bounded: a hang lasts at most ``hang_s`` (or until ``close``),
+    and the server stops by itself after ``lifetime_s``. ``requests`` lists (route, kind, texts) of every request."""
+
+    def __init__(self, dim: int = 8, slow_s: float = 0.3, hang_s: float = 20.0, flaky_failures: int = 2,
+                 lifetime_s: float = 300.0) -> None:
+        self.dim, self.slow_s, self.hang_s, self.flaky_failures = dim, slow_s, hang_s, flaky_failures
+        self.requests: list[tuple[str, str, list[str]]] = []
+        self.healed = False
+        self._seen: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._released = threading.Event()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:  # keep test output clean
+                pass
+
+            def do_POST(self) -> None:
+                outer._answer(self)
+
+        self.httpd = start(Handler)
+        self.port = self.httpd.server_address[1]
+        self._timer = threading.Timer(lifetime_s, self.close)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def base(self, behaviour: str) -> str:
+        return f"http://127.0.0.1:{self.port}/{behaviour}/v1"
+
+    def heal(self) -> None:
+        self.healed = True
+
+    def sent(self, route: str | None = None, kind: str | None = None) -> list[list[str]]:
+        """The texts of each request (to ``route``/of ``kind`` when given)."""
+        return [texts for r, k, texts in self.requests if route in (None, r) and kind in (None, k)]
+
+    def close(self) -> None:
+        self._released.set()
+        self._timer.cancel()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def __enter__(self) -> "MisbehavingEndpoint":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ----------------------------------------------------------------------------------------- internals
+    def _answer(self, handler: BaseHTTPRequestHandler) -> None:
+        route, _, rest = handler.path.lstrip("/").partition("/")
+        kind = "embeddings" if rest.endswith("embeddings") else "chat"
+        try:
+            body = json.loads(handler.rfile.read(int(handler.headers.get("Content-Length") or 0)) or b"{}")
+        except ValueError:
+            body = {}
+        if kind == "embeddings":
+            raw = body.get("input", [])
+            texts = [raw] if isinstance(raw, str) else [str(t) for t in raw]
+        else:
+            texts = [str(m.get("content", "")) for m in body.get("messages", [])]
+        behaviour, _, word = route.partition("-if-")
+        with self._lock:
+            self.requests.append((route, kind, texts))
+            seen = self._seen[route] = self._seen.get(route, 0) + 1
+        if self.healed or (word and not any(word in t for t in texts)):
+            behaviour = "ok"
+        if behaviour == "hang":
+            self._released.wait(self.hang_s)  # bounded; the client's timeout should end it much sooner
+            return  # close without a reply
+        if behaviour == "slow":
+            time.sleep(self.slow_s)
+        if behaviour == "500" or (behaviour == "flaky" and seen <= self.flaky_failures):
+            code = 500 if behaviour == "500" else 503
+            send_json(handler, code, {"error": {"message": f"{behaviour} route", "type": "server_error"}})
+            return
+        if behaviour == "garbage":
+            raw_reply = b"<html>this is not JSON"
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(raw_reply)))
+            handler.end_headers()
+            handler.wfile.write(raw_reply)
+            return
+        send_json(handler, 200, self._embeddings(behaviour, texts, seen) if kind == "embeddings"
+                  else self._chat(behaviour, texts, body))
+
+    def _embeddings(self, behaviour: str, texts: list[str], seen: int) -> dict:
+        dim = self.dim + 1 if behaviour == "dim" and seen > 1 else self.dim
+        data = [{"object": "embedding", "index": i, "embedding": fake_vector(t, dim)} for i, t in enumerate(texts)]
+        if behaviour == "empty":
+            data = []
+        elif behaviour == "short":
+            data = data[:-1]
+        elif behaviour == "nan":
+            data[0]["embedding"][0] = float("nan")
+        elif behaviour == "missing":
+            del data[0]["embedding"]
+        return {"object": "list", "model": "fake", "data": data, "usage": {"prompt_tokens": 1, "total_tokens": 1}}
+
+    def _chat(self, behaviour: str, texts: list[str], body: dict) -> dict:
+        choice = {"index": 0, "finish_reason": "stop",
+                  "message": {"role": "assistant", "content": f"reply to: {(texts or [''])[-1][:40]}"}}
+        if behaviour == "missing":
+            del choice["message"]
+        choices = [] if behaviour in ("empty", "short") else [choice]
+        return {"id": "fake-1", "object": "chat.completion", "created": int(time.time()), "model": body.get("model"),
+                "choices": choices, "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}}

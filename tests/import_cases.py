@@ -10,6 +10,7 @@ import copy
 import json
 import math
 import pickle
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -21,24 +22,35 @@ def _int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and -INT64 <= v < INT64
 
 
+def _unicode(v: Any) -> bool:
+    """A string that is valid Unicode text (no lone UTF-16 surrogate)."""
+    return isinstance(v, str) and not re.search("[\ud800-\udfff]", v)
+
+
 def _text(v: Any) -> bool:
-    return isinstance(v, str)
+    return _unicode(v)
 
 
 def _text_or_none(v: Any) -> bool:
-    return v is None or isinstance(v, str)
+    return v is None or _unicode(v)
 
 
 def _nonempty_text(v: Any) -> bool:
-    return isinstance(v, str) and bool(v.strip())
+    return _unicode(v) and bool(v.strip())
 
 
 def _id(v: Any) -> bool:
-    return (isinstance(v, str) and bool(v.strip())) or _int(v)
+    """Non-blank printable text (no NUL, newline or other control character), or a 64-bit integer."""
+    return (_nonempty_text(v) and not re.search("[\x00-\x1f\x7f-\x9f]", v)) or _int(v)
+
+
+def _index_below(n: int) -> Callable[[Any], bool]:
+    """A sentence index into a paragraph of ``n`` sentences."""
+    return lambda v: _int(v) and 0 <= v < n
 
 
 def _answer(v: Any) -> bool:
-    return isinstance(v, str) or _int(v) or (isinstance(v, float) and math.isfinite(v))
+    return _unicode(v) or _int(v) or (isinstance(v, float) and math.isfinite(v))
 
 
 def _answer_or_none(v: Any) -> bool:
@@ -50,7 +62,7 @@ def _text_list(v: Any) -> bool:
 
 
 def _ids(v: Any) -> bool:
-    return isinstance(v, list) and all(_int(x) for x in v)
+    return isinstance(v, list) and all(_int(x) for x in v) and len(set(v)) == len(v)
 
 
 def _bool_or_none(v: Any) -> bool:
@@ -111,6 +123,7 @@ HOTPOT = Case("hotpotqa", [
     (0, ("context",), lambda v: False), (0, ("context", 0), lambda v: False), (0, ("context", 0, 0), _text),
     (0, ("context", 1, 1), lambda v: isinstance(v, list) and all(_text(s) for s in v)),
     (0, ("supporting_facts",), lambda v: False), (0, ("supporting_facts", 0), lambda v: False),
+    (0, ("supporting_facts", 0, 1), _index_below(2)),  # "Film X" has two sentences
 ], lambda folder, recs: _jsonl(folder / "hotpot.json", recs))
 
 HOTPOT_IRCOT = Case("hotpotqa", [
@@ -148,6 +161,7 @@ TWOWIKI = Case("2wiki", [
     (0, ("_id",), _id), (0, ("type",), _text_or_none), (0, ("question",), _text), (0, ("answer",), _answer),
     (0, ("context", 0, 0), _text), (0, ("context", 0), lambda v: False),
     (0, ("supporting_facts",), lambda v: False), (0, ("supporting_facts", 0), lambda v: False),
+    (0, ("supporting_facts", 0, 1), _index_below(1)),  # "Film Y" has one sentence
 ], lambda folder, recs: _jsonl(folder / "2wiki.jsonl", recs))
 
 # --------------------------------------------------------------------------------------------- locomo
@@ -164,7 +178,7 @@ LOCOMO = Case("locomo", [
     (0, ("qa", 0, "category"), lambda v: v is None or (_int(v) or isinstance(v, str))),
     (0, ("conversation", "session_1"), lambda v: False),
     (0, ("conversation", "session_1", 0, "speaker"), _text),
-    (0, ("conversation", "session_1", 0, "text"), _answer_or_none),
+    (0, ("conversation", "session_1", 0, "text"), _text_or_none),  # a number is no turn text
     (0, ("conversation", "session_1", 0, "dia_id"), _text_or_none),
     (0, ("conversation", "session_1_date_time"), _text_or_none),
 ], lambda folder, recs: (folder / "locomo10.json").write_text(json.dumps(recs)) and folder / "locomo10.json")
@@ -198,7 +212,7 @@ def _release(folder: Path, recs: list[dict]) -> Path:
 
 def _pickled_text(v: Any) -> bool:
     """Text, or a number written as text: a pickle's ints are not bounded by JSON's 64-bit parse."""
-    return isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool)) or (
+    return _unicode(v) or (isinstance(v, int) and not isinstance(v, bool)) or (
         isinstance(v, float) and math.isfinite(v))
 
 

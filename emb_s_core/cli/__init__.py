@@ -38,6 +38,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except BrokenPipeError:  # output piped into head/less that closed early
         return 0
+    except Exception as exc:  # a full disk outside a transaction (e.g. SQLite's LLM cache): one line too
+        from emb_s_core.store import disk_full_error, is_disk_full
+
+        if not is_disk_full(exc) or not getattr(args, "workspace", None):
+            raise
+        print(f"emb-s: error: {disk_full_error(args.workspace)}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("emb-s: interrupted; finished work is kept and the next run resumes.", file=sys.stderr)
         return 130

@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     i = csub.add_parser("import", help="tag every case of a list (from this workspace or a copy of it)")
     i.add_argument("file", metavar="FILE", help="a list written by `emb-s cases export` (.csv or .jsonl)")
     i.add_argument("--tag", required=True, help="the tag to give its cases")
-    add_workspace(i)
+    add_workspace(i, writes=True)
     i.set_defaults(func=cmd_import)
 
 

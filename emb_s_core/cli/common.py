@@ -54,7 +54,29 @@ def add_model_options(p: argparse.ArgumentParser, default: str | None = DEFAULT_
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--concurrency", type=int, default=4, help="calls in flight (the local model uses 1)")
     p.add_argument("--api-base", default=None, help="OpenAI-compatible endpoint (vLLM, Ollama, ...)")
+    add_endpoint_options(p, "generation call", "EMB_S_LLM_TIMEOUT", 180, "EMB_S_LLM_RETRIES", 4)
     p.add_argument("--estimate", action="store_true", help="print the cost estimate and stop")
+
+
+def add_endpoint_options(p: argparse.ArgumentParser, call: str, timeout_env: str, timeout: float, retries_env: str,
+                         retries: int) -> None:
+    """``--timeout`` and ``--retries`` for commands that call a served model (see emb_s_core.llm.retry)."""
+    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                   help=f"seconds one {call} may take before it is retried (default {timeout_env} or {timeout:g})")
+    p.add_argument("--retries", type=int, default=None, metavar="N",
+                   help=f"retries of a timed-out or failed {call}, with backoff announced on stderr "
+                        f"(default {retries_env} or {retries})")
+
+
+def add_embedding_endpoint_options(p: argparse.ArgumentParser) -> None:
+    """The timeout and retries of dense:litellm embedding requests (eval, embed)."""
+    add_endpoint_options(p, "embedding request (dense:litellm)", "EMB_S_EMBEDDING_TIMEOUT", 30,
+                         "EMB_S_EMBEDDING_RETRIES", 3)
+
+
+def endpoint_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``timeout``/``retries`` options the flags set (absent ones fall back to the settings)."""
+    return {k: v for k, v in (("timeout", args.timeout), ("retries", args.retries)) if v is not None}
 def gateway_from_args(args: argparse.Namespace, ws, model: str):
     """The llm gateway those options describe; a missing API key fails here, before any work."""
     from emb_s_core import llm
@@ -66,7 +88,8 @@ def gateway_from_args(args: argparse.Namespace, ws, model: str):
 
         raise EmbSError(f"--max-tokens must be ≥ 1, got {max_tokens}", fix="pass --max-tokens N with N ≥ 1.")
     gw = llm.Gateway.for_workspace(ws, model, context_window=args.context_window, max_tokens=max_tokens,
-                                   temperature=args.temperature, concurrency=args.concurrency, params=params)
+                                   temperature=args.temperature, concurrency=args.concurrency, params=params,
+                                   timeout=args.timeout, max_retries=args.retries)
     if gw.is_local:
         print(f"model: {llm.LOCAL_MODEL} — {llm.LOCAL_LABEL}", file=sys.stderr)
     if not args.estimate:

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import argparse
 
-from emb_s_core.cli.common import add_workspace
+from emb_s_core.cli.common import add_embedding_endpoint_options, add_workspace, endpoint_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("embed", help="embed the bank for a dense retriever (local, or on a Ray cluster); resumable")
-    add_workspace(p)
+    add_workspace(p, writes=True)
     p.add_argument("--retriever", "-r", required=True, metavar="SPEC",
                    help="dense:minilm-l6, dense:minilm-l3, dense:<folder> or dense:litellm/<model>")
     p.add_argument("--engine", choices=["local", "ray"], default="local",
@@ -23,6 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--vector-dtype", choices=["float32", "float16"], default=None,
                    help="how the vectors are stored, as for eval's --vector-dtype")
     p.add_argument("--api-base", default=None, help="dense:litellm: endpoint URL (or EMB_S_EMBEDDING_API_BASE)")
+    add_embedding_endpoint_options(p)
     p.set_defaults(func=cmd_embed)
 
 
@@ -32,7 +33,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
     from emb_s_core.store import Workspace
 
     options = {k: v for k, v in (("chunk_size", args.chunk), ("vector_dtype", args.vector_dtype),
-                                 ("api_base", args.api_base)) if v is not None}
+                                 ("api_base", args.api_base)) if v is not None} | endpoint_options(args)
     progress = ProgressBars()  # a bar opens on the first report, so an early error prints one line
     try:
         report = embed.embed(Workspace(args.workspace), args.retriever, engine=args.engine, progress=progress,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from emb_s_core.cli.common import add_workspace
+from emb_s_core.cli.common import add_embedding_endpoint_options, add_workspace, endpoint_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,6 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--api-base", default=None,
                    help="dense:litellm / rerank:litellm: endpoint URL (or EMB_S_EMBEDDING_API_BASE / "
                         "EMB_S_RERANK_API_BASE)")
+    add_embedding_endpoint_options(p)
     p.add_argument("--ladder", choices=["built", "official", "benign", "both"], default=None,
                    help="which ladder to evaluate on (default: built when the workspace has one, else official; "
                         "benign = the benign twin, added to the run of the same name; both = built and its twin in "
@@ -48,7 +49,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from emb_s_core.store import Workspace
 
     ws = Workspace(args.workspace)
-    options = {}
+    options = endpoint_options(args)
     if args.chunk is not None:
         options["chunk_size"] = args.chunk
     if args.api_base:

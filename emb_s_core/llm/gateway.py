@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import random
 import re
 import threading
 import time
@@ -26,6 +25,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from emb_s_core.errors import EmbSError
 from emb_s_core.llm.cache import CACHE_FILE, ResponseCache
+from emb_s_core.llm import retry
 from emb_s_core.llm.local import LOCAL_LABEL, LOCAL_MODEL, LOCAL_WINDOW, local_handler, local_tokenizer
 from emb_s_core.llm.secrets import SECRET_NAME, load_secrets, redact
 from emb_s_core.schema import DOES_NOT_FIT, ERROR, OK
@@ -83,15 +83,17 @@ class Gateway:
     max_tokens: int = 256
     temperature: float = 0.0
     concurrency: int = 4
-    max_retries: int = 4
+    max_retries: int | None = None  # None: EMB_S_LLM_RETRIES, else 4 (see llm.retry)
     backoff: float = 1.0
     max_backoff: float = 60.0
-    timeout: float = 300.0
+    timeout: float | None = None  # seconds per call; None: EMB_S_LLM_TIMEOUT, else 180
     params: dict[str, Any] = field(default_factory=dict)
     usage: Usage = field(default_factory=Usage)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
+        self.timeout = retry.llm_timeout(self.timeout)
+        self.max_retries = retry.llm_retries(self.max_retries)
         self.cache = ResponseCache(self.cache_path) if self.cache_path else None
         self.is_local = self.model == LOCAL_MODEL
         if self.is_local:
@@ -221,18 +223,22 @@ class Gateway:
                                  zip(batch, salts, counts)))
 
     def _call_with_retries(self, messages: Messages, n_prompt: int) -> CallResult:
+        """litellm with the timeout and retries of :mod:`.retry`; a malformed reply (no choices, no message) is an
+        error cell with its reason, never a traceback and never an ``ok`` reply."""
         litellm = load_litellm()
-        retryable = (litellm.RateLimitError, litellm.Timeout, litellm.APIConnectionError,
-                     litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError)
+        retryable = retry.transient(litellm)
         fatal = (litellm.AuthenticationError, litellm.PermissionDeniedError, litellm.NotFoundError)
+        what = redact(f"model {self.model}")
+        attempts = self.max_retries + 1
         last = ""
-        for attempt in range(self.max_retries + 1):
+        for attempt in range(attempts):
             with self._lock:
                 self.usage.calls += 1
             try:
                 response = litellm.completion(model=self.model, messages=messages, max_tokens=self.max_tokens,
                                               temperature=self.temperature, timeout=self.timeout, num_retries=0,
                                               **self.params)
+                text = reply_text(response)
             except litellm.ContextWindowExceededError as exc:
                 return CallResult(DOES_NOT_FIT, prompt_tokens=n_prompt, attempts=attempt + 1,
                                   error=redact(f"provider: {type(exc).__name__}"))
@@ -241,22 +247,24 @@ class Gateway:
                                 fix="check the model name and its API key (environment or .streamlit/secrets.toml)."
                                 ) from None
             except retryable as exc:
-                last = redact(f"{type(exc).__name__}: {_short(exc)}")
+                last = redact(retry.describe(exc))
                 if attempt < self.max_retries:
-                    delay = min(self.max_backoff, self.backoff * 2 ** attempt) * (0.5 + random.random() / 2)
-                    time.sleep(delay)
+                    wait = retry.delay(attempt, self.backoff, self.max_backoff)
+                    retry.announce(what, attempt, attempts, wait, last)
+                    time.sleep(wait)
                 continue
             except Exception as exc:  # noqa: BLE001 - a per-call failure is recorded, the run goes on
                 return CallResult(ERROR, prompt_tokens=n_prompt, attempts=attempt + 1,
                                   error=redact(f"{type(exc).__name__}: {_short(exc)}"))
-            text = response.choices[0].message.content or ""
             usage = getattr(response, "usage", None)
-            p_tok = int(getattr(usage, "prompt_tokens", 0) or n_prompt)
-            c_tok = int(getattr(usage, "completion_tokens", 0) or 0)
+            p_tok = _count(getattr(usage, "prompt_tokens", 0)) or n_prompt
+            c_tok = _count(getattr(usage, "completion_tokens", 0))
             cost = self.price(p_tok, c_tok) or 0.0
             return CallResult(OK, text, p_tok, c_tok, cost, attempts=attempt + 1)
-        return CallResult(ERROR, prompt_tokens=n_prompt, attempts=self.max_retries + 1,
-                          error=f"gave up after {self.max_retries + 1} attempts; last: {last}")
+        retry.give_up(what, attempts, last, "the call is an error cell; finished calls are kept and a rerun "
+                                            "sends only the failed ones")
+        return CallResult(ERROR, prompt_tokens=n_prompt, attempts=attempts,
+                          error=f"gave up after {attempts} attempts (timeout {self.timeout:g} s); last: {last}")
 
     # ------------------------------------------------------------------ estimate
     def estimate(self, batch: Iterable[Messages], *, salts: Sequence[object] | None = None,
@@ -300,9 +308,36 @@ def error_kind(error: str | None) -> str:
     return f"{name} (after retries)" if text.startswith("gave up after") else name
 
 
+class MalformedReply(Exception):
+    """A reply that parsed as JSON but lacks what a chat completion must hold."""
+
+
+def reply_text(response: Any) -> str:
+    """The first choice's message text, or MalformedReply naming what is missing (``choices: []``, no message,
+    content that is not text)."""
+    choices = getattr(response, "choices", None)
+    if not choices:
+        raise MalformedReply("the reply has no choices (choices: [] or missing)")
+    message = getattr(choices[0], "message", None)
+    if message is None:
+        raise MalformedReply("the reply's first choice has no message")
+    content = getattr(message, "content", None)
+    if content is not None and not isinstance(content, str):
+        raise MalformedReply(f"the reply's message content is {type(content).__name__}, not text")
+    return content or ""
+
+
+def _count(value: Any) -> int:
+    """A token count from a reply's usage; anything that is not a non-negative whole number counts as 0."""
+    try:
+        number = int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+    return max(number, 0)
+
+
 def _short(exc: BaseException, limit: int = 300) -> str:
-    text = " ".join(str(exc).split())
-    return text[:limit]
+    return retry.one_line(str(exc), limit)
 
 
 # --------------------------------------------------------------------------------------------- litellm
@@ -320,6 +355,9 @@ def load_litellm() -> Any:
 
             litellm.suppress_debug_info = True
             litellm.telemetry = False
+            # the project's retry policy (llm.retry) is the only one: litellm would otherwise let the OpenAI client
+            # retry each embedding request twice more (it reads max_retries=0 as "the default")
+            litellm.DEFAULT_MAX_RETRIES = 0
             if not any(item.get("provider") == "local" for item in litellm.custom_provider_map):
                 litellm.custom_provider_map = [*litellm.custom_provider_map,
                                                {"provider": "local", "custom_handler": local_handler()}]

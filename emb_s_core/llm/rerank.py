@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import random
 import time
 from dataclasses import dataclass, field
 
@@ -18,6 +17,7 @@ import numpy as np
 
 from emb_s_core.errors import EmbSError
 from emb_s_core.llm.cache import ResponseCache
+from emb_s_core.llm import retry
 from emb_s_core.llm.gateway import load_litellm
 from emb_s_core.llm.secrets import redact
 
@@ -77,8 +77,7 @@ class ServedReranker:
 
     def _call(self, query: str, documents: list[str]) -> list[float]:
         litellm = load_litellm()
-        retryable = (litellm.RateLimitError, litellm.Timeout, litellm.APIConnectionError,
-                     litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError)
+        retryable = retry.transient(litellm)
         kwargs = {"api_base": self.api_base} if self.api_base else {}
         if self.api_key:
             kwargs["api_key"] = self.api_key
@@ -90,9 +89,11 @@ class ServedReranker:
                                           top_n=len(documents), return_documents=False, timeout=self.timeout,
                                           **kwargs)
             except retryable as exc:
-                last = redact(f"{type(exc).__name__}: {str(exc)[:200]}")
+                last = redact(retry.describe(exc))
                 if attempt < self.max_retries:
-                    time.sleep(min(8.0, self.backoff * 2 ** attempt) * (0.5 + random.random() / 2))
+                    wait = retry.delay(attempt, self.backoff, 8.0)
+                    retry.announce(redact(f"reranker {self.model}"), attempt, self.max_retries + 1, wait, last)
+                    time.sleep(wait)
                 continue
             except Exception as exc:  # noqa: BLE001 - a refused call: the user must fix model, endpoint or key
                 raise EmbSError(f"reranker {self.model!r} refused the call: {redact(str(exc)[:300])}",

@@ -54,8 +54,8 @@ def _dense(arg: str, opts: dict[str, Any]) -> Retriever:
         model = arg[len("litellm/"):]
         if not model:
             raise EmbSError("dense:litellm/ needs a model name", fix="e.g. dense:litellm/openai/Qwen3-Embedding-8B")
-        api_base = opts.get("api_base")
-        return Dense(spec, lambda: E.LiteLLMEmbedder(model, api_base=api_base),
+        api_base, timeout, retries = opts.get("api_base"), opts.get("timeout"), opts.get("retries")
+        return Dense(spec, lambda: E.LiteLLMEmbedder(model, api_base=api_base, timeout=timeout, retries=retries),
                      {"model": model, "endpoint": "litellm"}, chunk, **_storage(opts))
     return Dense(spec, lambda: E.SentenceTransformerEmbedder(arg), {"model": arg}, chunk, **_storage(opts))
 
@@ -118,7 +118,7 @@ FAMILIES: dict[str, Callable[[str, dict[str, Any]], Retriever]] = {
 def get(spec: str, **options: Any) -> Retriever:
     """The retriever for ``spec``; options: ``chunk_size``, ``memory_cap``, ``vector_dtype``, ``ann`` and
     ``ann_depth``/``ann_nprobes``/``ann_refine_factor``/``ann_exact_below``/``ann_recall_sample``/``ann_seed`` (dense),
-    ``api_base`` (dense:litellm)."""
+    ``api_base``, ``timeout`` and ``retries`` (dense:litellm; see :mod:`emb_s_core.llm.retry`)."""
     family, _, arg = (spec or "").strip().partition(":")
     factory = FAMILIES.get(family)
     if factory is None:

@@ -26,7 +26,6 @@ from emb_s_core.retrievers.embedders import Embedder
 from emb_s_core.store import Workspace
 
 WRITE_EVERY = 1024  # documents embedded per committed cache batch (an interrupted prepare keeps these)
-ENCODE_STEP = 128  # chunks encoded per call between two progress reports (a 2-core CPU does ~20-60 per second)
 VECTOR_DTYPES = {"float32": pa.float32(), "float16": pa.float16()}
 
 
@@ -125,23 +124,54 @@ def embed_chunks(embedder: Embedder, chunk_size: int, part: list[tuple[str, str]
                  step: Callable[[float], None] | None = None) -> tuple[list[str], list[int], np.ndarray]:
     """(hash per chunk, chunk index, vectors) of one list of (content hash, text): MaxP chunking then encode.
 
-    Chunks are encoded in steps of ENCODE_STEP, sorted by length first (each step pads as little as one big call
-    would), and ``step(fraction of this part)`` is called after each, so a progress bar moves from the first second."""
+    Chunks are encoded in steps of ``embedder.encode_step`` (128 chunks locally; one request for an endpoint),
+    sorted by length first (each step pads as little as one big call would), and ``step(fraction of this part)`` is
+    called after each, so a progress bar moves from the first second. When a step fails, the documents whose chunks
+    were all encoded before it come with the error (:class:`PartlyEmbedded`), so the caller can keep them."""
     pieces = embedder.chunks([t for _, t in part], chunk_size)
     flat = [c for cs in pieces for c in cs]
+    owner = np.repeat(np.arange(len(part)), [len(cs) for cs in pieces])
     by_length = np.argsort([len(c) for c in flat], kind="stable")
-    encoded = []
-    for at in range(0, len(flat), ENCODE_STEP):
-        encoded.append(embedder.encode([flat[i] for i in by_length[at: at + ENCODE_STEP]]))
+    size = max(1, int(embedder.encode_step))
+    encoded: list[np.ndarray] = []
+    for at in range(0, len(flat), size):
+        try:
+            encoded.append(embedder.encode([flat[i] for i in by_length[at: at + size]]))
+        except EmbSError as exc:
+            raise PartlyEmbedded(exc, _finished(part, pieces, owner, by_length[:at], encoded)) from None
         if step:
-            step(min(1.0, (at + ENCODE_STEP) / len(flat)))
-    if encoded:
-        vectors = np.empty((len(flat), encoded[0].shape[1]), np.float32)
-        vectors[by_length] = np.concatenate(encoded)
-    else:
-        vectors = embedder.encode(flat)
-    return ([h for (h, _), cs in zip(part, pieces) for _ in cs], [i for cs in pieces for i in range(len(cs))],
-            vectors)
+            step(min(1.0, (at + size) / len(flat)))
+    if not encoded:
+        return [], [], embedder.encode(flat)
+    return _finished(part, pieces, owner, by_length, encoded)
+
+
+class PartlyEmbedded(EmbSError):
+    """An encode step failed: ``error`` says why, ``done`` holds (hashes, chunk index, vectors) of the documents
+    finished before it."""
+
+    def __init__(self, error: EmbSError, done: tuple[list[str], list[int], np.ndarray]) -> None:
+        super().__init__(error.what, where=error.where, fix=error.fix)
+        self.error, self.done = error, done
+
+
+def _finished(part: list[tuple[str, str]], pieces: list[list[str]], owner: np.ndarray, order: np.ndarray,
+              encoded: list[np.ndarray]) -> tuple[list[str], list[int], np.ndarray]:
+    """(hash per chunk, chunk index, vectors) of the documents all of whose chunks are among ``order[:n]``, the
+    chunks ``encoded`` holds (in that order)."""
+    n = sum(len(e) for e in encoded)
+    dim = encoded[0].shape[1] if encoded else 0
+    vectors = np.zeros((len(owner), dim), np.float32)
+    have = np.zeros(len(owner), bool)
+    if n:
+        vectors[order[:n]] = np.concatenate(encoded)
+        have[order[:n]] = True
+    complete = np.ones(len(part), bool)
+    np.logical_and.at(complete, owner, have)
+    keep = complete[owner]
+    hashes = [h for (h, _), cs, ok in zip(part, pieces, complete) if ok for _ in cs]
+    index = [i for cs, ok in zip(pieces, complete) if ok for i in range(len(cs))]
+    return hashes, index, vectors[keep]
 
 
 def embed_missing(ws: Workspace, embedder: Embedder, chunk_size: int, doc_ids: np.ndarray | None,
@@ -165,7 +195,14 @@ def embed_missing(ws: Workspace, embedder: Embedder, chunk_size: int, doc_ids: n
     for part in missing_documents(ws, table, doc_ids):
         step = None if progress is None else \
             (lambda f, done=done, n=len(part): progress(stage, min(1.0, (done + n * f) / total)))
-        chunk_hashes, chunk_index, vectors = embed_chunks(embedder, chunk_size, part, step)
+        try:
+            chunk_hashes, chunk_index, vectors = embed_chunks(embedder, chunk_size, part, step)
+        except PartlyEmbedded as partial:
+            kept = done + len(set(partial.done[0]))
+            if partial.done[0]:
+                write_vectors(ws, table, *partial.done, dtype)
+            raise EmbSError(f"{partial.error.what} ({kept:,} of {total:,} documents embedded and kept)",
+                            where=partial.error.where, fix=partial.error.fix) from None
         write_vectors(ws, table, chunk_hashes, chunk_index, vectors, dtype)
         embedded += len(chunk_hashes)
         done += len(part)

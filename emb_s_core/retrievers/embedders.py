@@ -60,6 +60,8 @@ class Embedder:
     key: str
     max_tokens: int
     dim: int
+    encode_step: int = 128  # chunks per encode call when filling the cache: what a failure can cost, at most
+
 
     def encode(self, texts: list[str]) -> np.ndarray:
         raise NotImplementedError
@@ -86,6 +88,42 @@ class Embedder:
 
     def _fast_tokenizer(self):
         raise NotImplementedError
+
+
+def reply_vectors(resp: Any, n: int, dim: int | None = None) -> np.ndarray:
+    """The ``n`` vectors of an embedding reply in input order; ValueError saying what is wrong when the reply has no
+    ``data``, a count other than ``n``, missing or repeated indices, an item without a numeric ``embedding``, rows of
+    different lengths, a dimension other than ``dim``, or a NaN/infinite value."""
+    data = getattr(resp, "data", None) if not isinstance(resp, dict) else resp.get("data")
+    if not isinstance(data, list) or not data:
+        raise ValueError(f"no vectors (data is {'empty' if isinstance(data, list) else 'missing'}) for {n} texts")
+    if len(data) != n:
+        raise ValueError(f"{len(data)} vectors for {n} texts")
+    rows: list[Any] = [None] * n
+    for position, item in enumerate(data):
+        get = item.get if isinstance(item, dict) else (lambda name, item=item: getattr(item, name, None))
+        index, vector = get("index"), get("embedding")
+        index = position if index is None else index
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < n or rows[index] is not None:
+            raise ValueError(f"item {position} has index {index!r} (expected each of 0..{n - 1} once)")
+        if not isinstance(vector, list) or not vector:
+            raise ValueError(f"item {position} has no embedding (got {type(vector).__name__})")
+        rows[index] = vector
+    lengths = {len(r) for r in rows}
+    if len(lengths) > 1:
+        raise ValueError(f"vectors of different dimensions {sorted(lengths)}")
+    width = lengths.pop()
+    if dim is not None and width != dim:
+        raise ValueError(f"dimension {width}, but this model's earlier vectors have {dim}")
+    try:
+        out = np.asarray(rows, dtype=np.float32)
+    except (TypeError, ValueError):
+        raise ValueError("an embedding holds something that is not a number") from None
+    with np.errstate(over="ignore"):
+        bad = ~np.isfinite(out).all(axis=1)
+    if bad.any():
+        raise ValueError(f"{int(bad.sum())} of {n} vectors hold NaN or infinite values")
+    return out
 
 
 def _untruncated(tokenizer):
@@ -229,57 +267,95 @@ class LiteLLMEmbedder(Embedder):
     """Embeddings from any endpoint litellm reaches (``openai/<model>`` with ``api_base`` for vLLM/TEI servers).
 
     Chunks are counted in tiktoken ``cl100k_base`` tokens (the remote tokenizer is not available offline); the
-    default chunk size is 512. Batched (``batch_size`` texts per request), retried with exponential backoff, and
-    spaced by ``min_interval`` seconds between requests (a simple rate limit). ``api_base`` may name several
-    replicas of one model separated by commas (vLLM/TEI servers): batches then go to them round-robin, one request
-    in flight per replica, each with its own rate limit and retries; the vectors come back in order.
+    default chunk size is 512. Batched (``batch_size`` texts per request), each request bounded by ``timeout``
+    seconds and retried with exponential backoff announced on stderr (:mod:`emb_s_core.llm.retry`: flag, else
+    EMB_S_EMBEDDING_TIMEOUT / EMB_S_EMBEDDING_RETRIES, else 30 s and 3 retries), and spaced by ``min_interval``
+    seconds between requests (a simple rate limit). Every reply is checked before its vectors are used (one finite
+    vector per text, one dimension): a malformed one is an error naming what was wrong, never stored. The cache is
+    filled one request at a time (``encode_step``), so after a failure a rerun sends only the batches that failed.
+    ``api_base`` may name several replicas of one model separated by commas (vLLM/TEI servers): batches then go to
+    them round-robin, one request in flight per replica, each with its own rate limit and retries; the vectors come
+    back in order.
     """
 
     def __init__(self, model: str, api_base: str | None = None, api_key: str | None = None, batch_size: int = 64,
-                 retries: int = 3, min_interval: float = 0.0, max_tokens: int = 512) -> None:
+                 retries: int | None = None, min_interval: float = 0.0, max_tokens: int = 512,
+                 timeout: float | None = None) -> None:
+        from emb_s_core.llm import retry
+
         self.model = model
         bases = api_base or os.environ.get("EMB_S_EMBEDDING_API_BASE") or ""
         self.api_bases: list[str | None] = [b.strip() for b in bases.split(",") if b.strip()] or [None]
-        self.api_base = self.api_bases[0]
+        self.api_base = self.api_base_shown = self.api_bases[0]
         self.api_key = api_key or os.environ.get("EMB_S_EMBEDDING_API_KEY")
         self.key = f"litellm:{model}"
         self.max_tokens = max_tokens
         self.batch_size = batch_size
-        self.retries = retries
+        self.retries = retry.embedding_retries(retries)
+        self.timeout = retry.embedding_timeout(timeout)
         self.min_interval = min_interval
         self._last: dict[str | None, float] = {}
         self.dim = 0
 
-    def _call(self, batch: list[str], api_base: str | None = None) -> np.ndarray:
-        import litellm
+    @property
+    def encode_step(self) -> int:  # type: ignore[override]
+        """One request per replica per encode call: what succeeded is committed before the next request."""
+        return self.batch_size * len(self.api_bases)
 
+    def _call(self, batch: list[str], api_base: str | None = None) -> np.ndarray:
+        from emb_s_core.llm import retry
+        from emb_s_core.llm.gateway import load_litellm
+        from emb_s_core.llm.secrets import redact
+
+        litellm = load_litellm()
         api_base = api_base or self.api_base
-        kwargs: dict[str, Any] = {"model": self.model, "input": batch}
+        where = api_base or "litellm default endpoint"
+        kwargs: dict[str, Any] = {"model": self.model, "input": batch, "timeout": self.timeout}
         if api_base:
             kwargs["api_base"] = api_base
             kwargs["api_key"] = self.api_key or "not-needed"  # local servers ignore it; the client wants one
         elif self.api_key:
             kwargs["api_key"] = self.api_key
-        error: Exception | None = None
-        for attempt in range(self.retries + 1):
+        attempts = self.retries + 1
+        what = redact(f"embedding endpoint {where} ({self.model})")
+        transient = retry.transient(litellm)
+        last = ""
+        for attempt in range(attempts):
             wait = self.min_interval - (time.monotonic() - self._last.get(api_base, 0.0))
             if wait > 0:
                 time.sleep(wait)
             self._last[api_base] = time.monotonic()
             try:
                 resp = litellm.embedding(**kwargs)
-                data = sorted(resp.data, key=lambda d: d["index"] if isinstance(d, dict) else d.index)
-                vecs = [d["embedding"] if isinstance(d, dict) else d.embedding for d in data]
-                return np.asarray(vecs, dtype=np.float32)
-            except Exception as exc:  # network, rate limit, server error: retry, then explain
-                error = exc
+            except transient as exc:
+                last = redact(retry.describe(exc))
                 if attempt < self.retries:
-                    time.sleep(min(0.5 * 2 ** attempt, 8.0))
-        raise EmbSError(f"embedding endpoint failed for model {self.model!r} after {self.retries + 1} tries "
-                        f"({type(error).__name__}: {str(error)[:200]})",
-                        where=api_base or "litellm default endpoint",
-                        fix="check that the server is up and the model name is right; set EMB_S_EMBEDDING_API_BASE "
-                            "(and EMB_S_EMBEDDING_API_KEY) or pass api_base.")
+                    pause = retry.delay(attempt, 0.5, 8.0)
+                    retry.announce(what, attempt, attempts, pause, last)
+                    time.sleep(pause)
+                continue
+            except Exception as exc:  # noqa: BLE001 - refused (bad model, key) or unreadable: no retry helps
+                raise EmbSError(f"embedding endpoint refused or garbled the request for model {self.model!r} "
+                                f"({redact(retry.describe(exc))})", where=where,
+                                fix="check the model name, the endpoint and its key; vectors already embedded are "
+                                    "kept and a rerun sends only the missing ones.") from None
+            return self._vectors(resp, len(batch), where)
+        retry.give_up(what, attempts, last, "vectors already embedded are kept; a rerun sends only the missing ones")
+        raise EmbSError(f"embedding endpoint failed for model {self.model!r}: gave up after {attempts} attempts of "
+                        f"{self.timeout:g} s each (last: {last})", where=where,
+                        fix="check that the server is up (or raise --timeout / EMB_S_EMBEDDING_TIMEOUT), then rerun: "
+                            "vectors already embedded are kept and only the missing ones are sent.")
+
+    def _vectors(self, resp: Any, n: int, where: str) -> np.ndarray:
+        """The reply's vectors in input order, or EmbSError naming what is malformed (never stored)."""
+        try:
+            vectors = reply_vectors(resp, n, self.dim or None)
+        except ValueError as exc:
+            raise EmbSError(f"embedding endpoint sent a malformed reply for model {self.model!r}: {exc}", where=where,
+                            fix="fix or replace the server; nothing from this reply was stored, vectors already "
+                                "embedded are kept and a rerun sends only the missing ones.") from None
+        self.dim = vectors.shape[1]
+        return vectors
 
     def encode(self, texts: list[str]) -> np.ndarray:
         batches = [texts[i: i + self.batch_size] for i in range(0, len(texts), self.batch_size)]

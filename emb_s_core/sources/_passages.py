@@ -49,16 +49,29 @@ class PassageBankBuilder:
                                        source=self.bank.source, answer_aliases=list(aliases or [])))
 
 
-def supporting_titles(obj: dict, where: str) -> list[str]:
-    """Distinct titles of ``supporting_facts`` = [[title, sentence index], ...], in order (HotpotQA, 2Wiki)."""
+def supporting_titles(obj: dict, where: str, sentences: dict[str, int] | None = None) -> list[str]:
+    """Distinct titles of ``supporting_facts`` = [[title, sentence index], ...], in order (HotpotQA, 2Wiki).
+    ``sentences`` (title -> number of sentences in ``context``): an index outside a paragraph is an error."""
     titles = []
     for fact in require_field(obj, "supporting_facts", where, list):
         if (not isinstance(fact, list) or len(fact) != 2 or not isinstance(fact[0], str)
                 or not isinstance(fact[1], int) or isinstance(fact[1], bool)):
             raise EmbSError(f"supporting_facts entry {fact!r:.60} is not [title, sentence index]", where=where,
                             fix="write each supporting fact as [title, sentence index].")
+        if sentences is not None and fact[0] in sentences:
+            validate.check_index(fact[1], sentences[fact[0]], where,
+                                 f"supporting_facts entry {fact!r:.60}: sentence index",
+                                 f"the paragraph {fact[0]!r:.40} in context")
         titles.append(fact[0])
     return list(dict.fromkeys(titles))
+
+
+def sentence_counts(paragraphs: list[tuple[str, list[str]]]) -> dict[str, int]:
+    """title -> sentences of its paragraph in ``context`` (the longest, when a title appears twice)."""
+    counts: dict[str, int] = {}
+    for title, sentences in paragraphs:
+        counts[title] = max(counts.get(title, 0), len(sentences))
+    return counts
 
 
 def titled_paragraphs(obj: dict, where: str) -> list[tuple[str, list[str]]]:

@@ -40,7 +40,7 @@ from emb_s_core.errors import EmbSError, at
 from emb_s_core.schema import Bank, Document, DocumentStream, Query
 from emb_s_core.sources._io import batched, iter_jsonl, require_file
 from emb_s_core.sources.plain_pickle import NotATextList, iter_text_list, load_plain_pickle
-from emb_s_core.sources.validate import check_limit, check_value, id_field, list_field, text_field, text_list
+from emb_s_core.sources.validate import check_limit, check_text, check_value, id_field, list_field, text_field, text_list
 
 REFERENCES, RECORDS = "unique_reference.pkl", "data.pkl"
 SPLITS = ("test", "train_sft")
@@ -190,6 +190,7 @@ class _Reader:
             raise EmbSError(f"reference {i} is {'empty' if isinstance(text, str) else type(text).__name__}, "
                             "not a document text", where=at(_rel(ref_path, self.bank), record=i),
                             fix="every entry must be a non-empty string.")
+        check_text(text, at(_rel(ref_path, self.bank), record=i), "reference")
         return text_key(text)
 
     def read_batches(self, size: int) -> Iterator[list[Document]]:

@@ -15,8 +15,8 @@ from emb_s_core.errors import EmbSError
 from emb_s_core.schema import Bank
 from emb_s_core.sources import validate
 from emb_s_core.sources._io import iter_data_records, require_field
-from emb_s_core.sources._passages import (PassageBankBuilder, flagged_paragraphs, supporting_titles,
-                                           titled_paragraphs)
+from emb_s_core.sources._passages import (PassageBankBuilder, flagged_paragraphs, sentence_counts,
+                                           supporting_titles, titled_paragraphs)
 
 
 def read(path: Path, source: str = "hotpotqa") -> Bank:
@@ -35,9 +35,10 @@ def read(path: Path, source: str = "hotpotqa") -> Bank:
 
 def _official(b: PassageBankBuilder, obj: dict, where: str) -> None:
     qid = validate.id_field(obj, "_id", where)
-    gold_titles = set(supporting_titles(obj, where))
+    paragraphs = titled_paragraphs(obj, where)
+    gold_titles = set(supporting_titles(obj, where, sentence_counts(paragraphs)))
     gold, others = [], []
-    for title, sentences in titled_paragraphs(obj, where):
+    for title, sentences in paragraphs:
         doc = b.paragraph(title, "".join(sentences), where)
         if doc is not None:
             (gold if title in gold_titles else others).append(doc)

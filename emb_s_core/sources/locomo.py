@@ -68,7 +68,7 @@ def _sessions(bank: Bank, conv: dict, sample: str, where: str) -> tuple[dict[int
             if not isinstance(turn, dict):
                 raise EmbSError(f"turn {k} is not an object", where=swhere, fix="each turn needs speaker and text.")
             twhere = f"{swhere} turn {k}"
-            text = (validate.text_field(turn, "text", twhere, required=False, numbers=True) or "").strip()
+            text = (validate.text_field(turn, "text", twhere, required=False) or "").strip()
             caption = validate.text_field(turn, "blip_caption", twhere, required=False)
             if caption:
                 text = f"{text} [image: {caption}]".strip()

@@ -21,6 +21,11 @@ from emb_s_core.sources._io import batched, iter_records
 
 
 def _find(folder: Path, stem: str) -> Path:
+    present = [folder / f"{stem}{s}" for s in (".jsonl", ".parquet")
+               if (folder / f"{stem}{s}").exists() or (folder / f"{stem}{s}").is_symlink()]
+    if len(present) > 1:
+        raise EmbSError(f"both {stem}.jsonl and {stem}.parquet are in {folder}: which one is the bank is ambiguous",
+                        fix=f"keep one of the two {stem} files (move the other out of the folder).")
     for suffix in (".jsonl", ".parquet"):
         candidate = folder / f"{stem}{suffix}"
         if candidate.exists() or candidate.is_symlink():
@@ -52,7 +57,7 @@ def _document(obj: dict, where: str, source: str) -> Document:
     """One documents row, checked field by field (both passes read rows through here)."""
     return Document(
         doc_id=validate.int_field(obj, "doc_id", where),
-        text=validate.text_field(obj, "text", where),
+        text=validate.text_field(obj, "text", where, blank=False),
         title=validate.text_field(obj, "title", where, required=False),
         domain=validate.text_field(obj, "domain", where, required=False),
         source=validate.text_field(obj, "source", where, required=False) or source,

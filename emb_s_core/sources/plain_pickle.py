@@ -13,7 +13,7 @@ from __future__ import annotations
 import pickle
 import struct
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from emb_s_core.errors import EmbSError
 from emb_s_core.sources._io import require_file
@@ -35,7 +35,34 @@ class NotATextList(Exception):
     """The pickle is not one flat list of texts, each pickled once (read it whole instead)."""
 
 
-class _PlainUnpickler(pickle.Unpickler):
+#: elements a dict key or set member may nest (a tuple of tuples): hashing one costs each of them, shared ones
+#: each time, and tuples do not cache their hash, so 130 bytes of nested pairs hash for minutes (a hash bomb)
+MAX_KEY_ELEMENTS = 10_000
+
+
+def _check_key(key: Any) -> None:
+    """Refuse a key whose hash would visit more than MAX_KEY_ELEMENTS elements (counted before hashing)."""
+    if not isinstance(key, (tuple, frozenset)):
+        return
+    stack, seen = [key], 0
+    while stack:
+        item = stack.pop()
+        seen += 1
+        if seen > MAX_KEY_ELEMENTS:
+            raise _Refused(f"a dict key or set member nests more than {MAX_KEY_ELEMENTS:,} elements (hashing it "
+                           "would take far longer than reading the file: a hash bomb)")
+        if isinstance(item, tuple):  # frozensets cache their hash: their members were checked when they were built
+            stack.extend(item)
+
+
+class _PlainUnpickler(pickle._Unpickler):  # type: ignore[name-defined]
+    """The pure-Python unpickler (so every opcode passes through here), restricted to plain data: no global but
+    set/frozenset, no persistent ids, and each dict key and set member checked before it is hashed. About 7x slower
+    than the C unpickler (5 s for 20 MB of records), which cannot be stopped mid-opcode; the corpus, the one large
+    file, is streamed by :func:`iter_text_list` instead."""
+
+    dispatch = dict(pickle._Unpickler.dispatch)  # type: ignore[attr-defined]
+
     def find_class(self, module: str, name: str) -> Any:
         if (module, name) in _SAFE_GLOBALS:
             return super().find_class(module, name)
@@ -43,6 +70,34 @@ class _PlainUnpickler(pickle.Unpickler):
 
     def persistent_load(self, pid: Any) -> Any:
         raise _Refused("refused persistent id")
+
+
+
+def _guard(opcode: bytes, keys: Callable[[Any], Iterable[Any]]) -> None:
+    """Check ``keys(unpickler)`` before the opcode that hashes them runs."""
+    original = pickle._Unpickler.dispatch[opcode[0]]  # type: ignore[attr-defined]
+
+    def checked(self: _PlainUnpickler) -> None:
+        for key in keys(self):
+            _check_key(key)
+        original(self)
+
+    _PlainUnpickler.dispatch[opcode[0]] = checked
+
+
+def _reduce_keys(u: "_PlainUnpickler") -> Iterable[Any]:
+    """Members of ``set(x)``/``frozenset(x)`` (the only callables a plain pickle may reduce)."""
+    func, args = u.stack[-2], u.stack[-1]
+    if func in (set, frozenset) and isinstance(args, tuple) and args and isinstance(args[0], (list, tuple)):
+        return args[0]
+    return ()
+
+
+# the pure-Python unpickler keeps the items since the last MARK in self.stack (the outer stack is in metastack)
+for _opcode, _keys in ((pickle.SETITEM, lambda u: u.stack[-2:-1]), (pickle.SETITEMS, lambda u: u.stack[0::2]),
+                       (pickle.ADDITEMS, lambda u: u.stack), (pickle.FROZENSET, lambda u: u.stack),
+                       (pickle.REDUCE, _reduce_keys)):
+    _guard(_opcode, _keys)
 
 
 def _refuse_lfs_pointer(path: Path) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from emb_s_core.schema import Bank
 from emb_s_core.sources import validate
 from emb_s_core.sources._io import iter_data_records, require_field
-from emb_s_core.sources._passages import PassageBankBuilder, supporting_titles, titled_paragraphs
+from emb_s_core.sources._passages import PassageBankBuilder, sentence_counts, supporting_titles, titled_paragraphs
 
 
 def read(path: Path, source: str = "2wiki") -> Bank:
@@ -24,10 +24,11 @@ def read(path: Path, source: str = "2wiki") -> Bank:
         if obj.get("context") is None:
             b.bank.skip("row without context")
             continue
-        gold_titles = supporting_titles(obj, where)
+        paragraphs = titled_paragraphs(obj, where)
+        gold_titles = supporting_titles(obj, where, sentence_counts(paragraphs))
         by_title: dict[str, list[int]] = {}
         others = []
-        for title, sentences in titled_paragraphs(obj, where):
+        for title, sentences in paragraphs:
             doc = b.paragraph(title, " ".join(sentences), where)
             if doc is not None:
                 by_title.setdefault(title, []).append(doc)

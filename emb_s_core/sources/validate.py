@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import stat
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -20,6 +21,11 @@ from emb_s_core.errors import EmbSError, at
 from emb_s_core.schema import DocumentStream
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+FLOAT32_MAX = 3.4028234663852886e38  # a score is stored as float32: anything larger would be stored as inf
+MAX_DOMAINS = 8  # broad domains per bank (the ladder's 64K/<d> pools; README, Native format)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 @dataclass(frozen=True)
@@ -227,7 +233,7 @@ def _parse(text: str, where_at: Any) -> Any:
         raise EmbSError(f"JSON nested deeper than {bound} levels (limit json_depth)", where=where,
                         fix=f"flatten the record; if it is genuine, export {LIMIT_ENV['json_depth']}={bound * 4}.")
     try:
-        return json.loads(text, parse_int=_int64, parse_constant=_no_constant)
+        value = json.loads(text, parse_int=_int64, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise EmbSError(f"malformed JSON ({exc.msg} at column {exc.colno})", where=where_at(exc.lineno),
                         fix="each record must be one complete JSON value; fix or remove it.") from None
@@ -238,6 +244,82 @@ def _parse(text: str, where_at: Any) -> Any:
         raise EmbSError(f"malformed JSON ({exc})", where=where, fix="write plain JSON numbers.") from None
     except RecursionError:
         raise EmbSError("JSON nested too deep to read", where=where, fix="flatten the record.") from None
+    if _SURROGATE_ESCAPE.search(text):  # a \\uD800-\\uDFFF escape: json joins a pair, a lone one is no text
+        _no_surrogates(value, where)
+    return value
+
+
+def _no_surrogates(value: Any, where: str) -> None:
+    """Raise for the first string (key or value) holding a lone UTF-16 surrogate, which no UTF-8 file can hold."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            check_text(item, where, "a string")
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def check_text(value: str, where: str, field: str) -> str:
+    """``value`` when it is valid Unicode text; a lone surrogate (``"\\ud800"`` in JSON) is an error naming it."""
+    found = _SURROGATE.search(value)
+    if found:
+        label = field if field == "a string" else f"field {field!r}"
+        raise EmbSError(f"{label}: a lone surrogate \\u{ord(found.group()):04x} at character {found.start() + 1} is "
+                        "not text", where=where,
+                        fix="write valid Unicode (a UTF-16 surrogate pair must come as a pair); re-export the file.")
+    return value
+
+
+def check_identifier(value: str, where: str, field: str) -> str:
+    """An id or a name: non-blank text without control characters (NUL, newline, tab ...), which would break the
+    one-line outputs, TREC files and the dashboard's URLs that carry it."""
+    check_text(value, where, field)
+    if not value.strip():
+        check_value(value, "a non-empty string", where, field)
+    found = _CONTROL.search(value)
+    if found:
+        raise EmbSError(f"field {field!r}: {value[:40]!r} holds the control character U+{ord(found.group()):04X} at "
+                        f"character {found.start() + 1}", where=where,
+                        fix="ids and names must be printable text: remove newlines, tabs and NUL bytes.")
+    return value
+
+
+def check_name(name: object, what: str) -> str:
+    """A name the user gives (a run, a tag): non-blank printable text."""
+    if not isinstance(name, str):
+        check_value(name, "a string", what, "name")
+    return check_identifier(name, what, "name")  # type: ignore[arg-type]
+
+
+def check_score(value: float, where: str, field: str = "score") -> float:
+    """A finite score that float32 (how scores are stored) holds: 1e39 would be stored as inf."""
+    if not math.isfinite(value) or abs(value) > FLOAT32_MAX:
+        raise EmbSError(f"{field} {value!r} is not finite (scores are stored as 32-bit floats: at most "
+                        f"{FLOAT32_MAX:.3g} in size)", where=where, fix="use finite scores within that range.")
+    return value
+
+
+def check_index(index: int, size: int, where: str, what: str, of: str) -> int:
+    """``0 <= index < size``, else an error saying how many ``of`` holds (e.g. a sentence of a paragraph)."""
+    if not 0 <= index < size:
+        raise EmbSError(f"{what} {index} is out of range ({of} has {size}; indices count from 0)", where=where,
+                        fix="correct the index, or drop the entry.")
+    return index
+
+
+def check_domains(domains: set, where: str) -> None:
+    """At most MAX_DOMAINS broad domains per bank (the ladder has one 64K/<d> pool per domain)."""
+    names = sorted(str(d) for d in domains if d is not None)
+    if len(names) > MAX_DOMAINS:
+        shown = ", ".join(repr(n) for n in names[:MAX_DOMAINS + 1])
+        raise EmbSError(f"{len(names)} domains ({shown}{' ...' if len(names) > MAX_DOMAINS + 1 else ''}): a bank "
+                        f"holds at most {MAX_DOMAINS}", where=where,
+                        fix=f"merge them into at most {MAX_DOMAINS} broad domains (or drop the field and label them "
+                            "with `emb-s domains label`).")
 
 
 def _no_constant(name: str) -> float:
@@ -280,11 +362,15 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def text_field(obj: dict, key: str, where: str, *, required: bool = True, numbers: bool = False) -> str | None:
-    """A string field (numbers=True: an int or finite float is accepted and written as text, e.g. answers)."""
+def text_field(obj: dict, key: str, where: str, *, required: bool = True, numbers: bool = False,
+               blank: bool = True) -> str | None:
+    """A string field (numbers=True: an int or finite float is accepted and written as text, e.g. answers;
+    blank=False: empty or whitespace-only text is an error, e.g. a document's body)."""
     value = _get(obj, key, where, required)
+    if isinstance(value, str) and not blank and not value.strip():
+        check_value(value, "non-empty text", where, key)
     if value is None or isinstance(value, str):
-        return value
+        return value if value is None else check_text(value, where, key)
     if numbers and (_is_int(value) or (isinstance(value, float) and math.isfinite(value))):
         return str(value)
     check_value(value, "a string" + (" or a number" if numbers else ""), where, key)
@@ -309,7 +395,7 @@ def id_field(obj: dict, key: str, where: str) -> str:
     """A record id: a non-empty string, or an integer in the 64-bit range; returned as a string."""
     value = _get(obj, key, where, True)
     if isinstance(value, str) and value.strip():
-        return value
+        return check_identifier(value, where, key)
     if _is_int(value) and INT64_MIN <= value <= INT64_MAX:
         return str(value)
     check_value(value, "a non-empty string or a 64-bit integer", where, key)
@@ -336,12 +422,17 @@ def object_field(obj: dict, key: str, where: str, *, required: bool = True) -> d
 
 
 def int_list(obj: dict, key: str, where: str, *, required: bool = True) -> list[int]:
-    """A list of 64-bit integer ids, at most ``references_per_query`` long."""
+    """A list of distinct 64-bit integer ids, at most ``references_per_query`` long (an id listed twice would count
+    one gold document twice)."""
     values = list_field(obj, key, where, required=required)
     check_limit("references_per_query", len(values), f"{where} field {key!r}")
     for v in values:
         if not _is_int(v) or not INT64_MIN <= v <= INT64_MAX:
             check_value(v, "a list of integer ids, e.g. [12, 40]; this element is not one", where, key)
+    if len(set(values)) != len(values):
+        twice = next(v for i, v in enumerate(values) if v in values[:i])
+        raise EmbSError(f"field {key!r}: id {twice} is listed twice", where=where,
+                        fix=f"list each document once in {key!r}.")
     return values
 
 
@@ -351,7 +442,7 @@ def text_list(obj: dict, key: str, where: str, *, required: bool = False, number
     out = []
     for v in values:
         if isinstance(v, str):
-            out.append(v)
+            out.append(check_text(v, where, key))
         elif numbers and (_is_int(v) or (isinstance(v, float) and math.isfinite(v))):
             out.append(str(v))
         else:
@@ -386,10 +477,18 @@ def validate_bank(bank: Any, path: Path) -> None:
         where = bank.query_locations.get(q.qid, f"{bank.source} query {q.qid!r}")
         _check_attrs(q, where, ints=(), texts=("qid", "text", "answer"),
                      optional=("domain", "task_type", "source"))
+        check_identifier(q.qid, where, "qid")
         for key in ("ref_ids", "hard_negative_ids"):
             int_list({key: getattr(q, key)}, key, where, required=False)
         text_list({"answer_aliases": q.answer_aliases}, "answer_aliases", where)
+    check_domains(_bank_domains(bank), f"{bank.source} (documents and queries)")
     bank.validate()
+
+
+def _bank_domains(bank: Any) -> set:
+    docs = bank.documents
+    named = set(docs.domains) if isinstance(docs, DocumentStream) else {d.domain for d in docs}
+    return (named | {q.domain for q in bank.queries}) - {None}
 
 
 def _check_attrs(record: Any, where: str, *, ints: tuple[str, ...], texts: tuple[str, ...],
@@ -400,5 +499,6 @@ def _check_attrs(record: Any, where: str, *, ints: tuple[str, ...], texts: tuple
         value = getattr(record, key)
         if not isinstance(value, str):
             check_value(value, "a string", where, key)
+        check_text(value, where, key)
     for key in optional:
         text_field({key: getattr(record, key)}, key, where, required=False)

@@ -1,5 +1,7 @@
 """Property: every importer, fed a record with one typed field replaced by a value it rejects, exits 2 with one
-line and no traceback, and leaves the workspace exactly as it was (hypothesis, bounded examples)."""
+line and no traceback, and leaves the workspace exactly as it was (hypothesis, bounded examples). The values include
+lone surrogates, control characters in ids, out-of-range sentence indices, numbers where text is expected and an
+id listed twice."""
 from __future__ import annotations
 
 import tempfile
@@ -20,6 +22,10 @@ JUNK = st.one_of(
     st.lists(st.integers(-3, 3), max_size=3), st.lists(st.text(max_size=3), max_size=3),
     st.dictionaries(st.text(max_size=3), st.integers(-3, 3), max_size=2),
     st.lists(st.lists(st.integers(0, 2), max_size=2), max_size=2),
+    # the shapes that got through before: lone surrogates, control characters in ids, out-of-range indices,
+    # numbers where text is expected, an id listed twice
+    st.sampled_from(["\ud800", "x\udc80y", "q\x00id", "two\nlines", "tab\tid", "\x7f"]),
+    st.sampled_from([7, -1, 12345, 2**31]), st.just([1, 1]),
 )
 
 
@@ -57,3 +63,32 @@ def test_malformed_record_is_one_line_and_changes_nothing(name, data, workspace,
     assert len(lines) == 1 and lines[0].startswith("emb-s: error: "), err
     assert "Traceback" not in err
     assert snapshot(workspace) == before
+
+
+NEW_SHAPES = ["\ud800", "x\udc80y", "q\x00id", "two\nlines", 7, 12345, [1, 1]]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_new_shapes_are_refused_wherever_a_field_rejects_them(name, workspace, capsys):
+    """Each new shape planted (deterministically) into the first field of the case that takes an ordinary value of
+    the same type (a string, a small int, a one-id list) but rejects this one: one line, exit 2, nothing written."""
+    case = CASES[name]
+    planted = 0
+    for value in NEW_SHAPES:
+        ordinary = {str: "ok", int: 0, list: [1]}[type(value)]
+        field = next(((i, p) for i, p, accepts in case.fields if accepts(ordinary) and not accepts(value)), None)
+        if field is None:
+            continue
+        before = snapshot(workspace)
+        with tempfile.TemporaryDirectory() as tmp:
+            target = case.write(Path(tmp) / "in", lambda recs: set_path(recs, field[0], field[1], value))
+            capsys.readouterr()
+            code = main(["import", str(target), "--format", case.fmt, "--workspace", str(workspace),
+                         "--source", "bad"])
+            err = capsys.readouterr().err
+        assert code == 2, f"{name} {field[1]}={value!r} was accepted"
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("emb-s: error: ") and "Traceback" not in err, err
+        assert snapshot(workspace) == before
+        planted += 1
+    assert planted >= 2  # every case has text fields (the surrogates); most have ids and indices too

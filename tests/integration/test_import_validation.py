@@ -152,7 +152,7 @@ def test_failed_import_into_a_new_path_leaves_nothing(tmp_path, monkeypatch):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(bank, "_write_documents", broken)
-    with pytest.raises(OSError):
+    with pytest.raises(EmbSError, match="the disk holding the workspace .* is full"):
         bank.import_path(target, "native", native_bank(tmp_path / "good"))
     assert not (tmp_path / "new").exists()
 

@@ -176,6 +176,52 @@ def test_a_save_while_another_process_writes_says_who_and_keeps_the_text(copy):
     assert at.success and notes.load(Workspace(copy))["text"].tolist() == ["typed while an eval runs"]
 
 
+def test_a_save_while_a_real_eval_waits_on_its_endpoint_is_busy_then_saves(copy):
+    """A real `emb-s eval` (dense:litellm against a loopback endpoint that hangs) holds the writer lock from before
+    its first write: while it waits, Save answers "busy" naming the eval's pid, writes nothing and keeps the text;
+    once the eval has given up (one error line, exit 2), the same Save goes through."""
+    import os
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from emb_s_core.store import lock_holder
+    from testkit.http import MisbehavingEndpoint
+
+    repo = Path(__file__).resolve().parents[2]
+    version = Workspace(copy).version
+    with MisbehavingEndpoint(hang_s=90, lifetime_s=200) as ep:
+        cmd = [sys.executable, "-m", "emb_s_core.cli", "eval", "-w", str(copy), "-r", "dense:litellm/openai/fake",
+               "--api-base", ep.base("hang"), "--timeout", "60", "--retries", "0", "--k", "5"]
+        evaluation = subprocess.Popen(cmd, cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                      env={**os.environ, "PYTHONPATH": str(repo)})
+        try:
+            deadline = time.monotonic() + 90
+            while not ep.sent("hang") and time.monotonic() < deadline and evaluation.poll() is None:
+                time.sleep(0.2)  # until the eval's first request is in flight
+            assert ep.sent("hang"), evaluation.stderr.read() if evaluation.poll() is not None else "no request"
+            holder = lock_holder(copy)
+            assert holder["pid"] == evaluation.pid and "eval" in holder.get("command", "")
+            assert Workspace(copy).version <= version + 1  # at most the run's registration, under this lock
+            at = open_case(copy)
+            note_box(at).input("typed while a real eval runs")
+            at.button(key="note_save").click().run()
+            assert not at.exception and not at.success
+            assert at.warning and f"is being written by pid {evaluation.pid}" in at.warning[0].value
+            assert note_box(at).value == "typed while a real eval runs" and notes.load(Workspace(copy)).empty
+        finally:
+            ep.close()  # the hanging request ends: the eval gives up (no retries) and exits
+            try:
+                _, err = evaluation.communicate(timeout=60)
+            finally:
+                evaluation.kill()
+        assert evaluation.returncode == 2 and "Traceback" not in err
+        assert err.strip().splitlines()[-1].startswith("emb-s: error: ")
+    at.button(key="note_save").click().run()
+    assert at.success and notes.load(Workspace(copy))["text"].tolist() == ["typed while a real eval runs"]
+
+
 def test_quadrant_cases_download_as_a_case_list(use_ws, downloads, monkeypatch, tmp_path):
     """Access vs Use: a quadrant's cells are a case list too (the access run at each rung, with drill-down links),
     so a reviewer can tag a colleague's use failures."""
