@@ -1,6 +1,6 @@
 """The judges and parsers measured against the labelled sets of ``emb_s_core/labelled/`` (issue 22).
 
-    nice python3 bench/bench_labelled.py [--code DIR] [--out FILE.json]
+    nice python3 bench/bench_labelled.py [--code DIR] [--out FILE.json] [--write-figures]
 
 ``--code DIR`` measures the judge and parser code of another checkout (e.g. ``/work/main`` for the figures before
 this change) against this checkout's labelled sets. For each split (``tune``; ``held_out``; and within held-out
@@ -11,6 +11,9 @@ the ``unseen`` phrasings, written after tuning and never tuned on):
 - token F1 (SQuAD, best over gold and aliases) at thresholds 0.3 … 1.0, and exact match, read the same way;
 - LLM-judge parser: replies whose parsed score differs from the label (a score where none is given counts);
 - localization parser: replies whose ids differ from the label (context ids given when the code accepts them).
+
+``--write-figures`` also stores the reference judge's held-out figures (every threshold) in
+``emb_s_core/labelled/agreement.json``, which ``emb-s diagnose`` and the Access-vs-use page show beside its scores.
 """
 from __future__ import annotations
 
@@ -51,6 +54,7 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--code", default=str(ROOT), help="checkout whose emb_s_core is measured (default: this one)")
     p.add_argument("--out", default=None)
+    p.add_argument("--write-figures", action="store_true", help="store the held-out figures shown by diagnose")
     args = p.parse_args()
     sys.path.insert(0, str(Path(args.code).resolve()))
     from emb_s_core import answer_match, judge, localize
@@ -90,6 +94,12 @@ def main() -> None:
     if args.out:
         Path(args.out).write_text(text)
     print_summary(report)
+    if args.write_figures:
+        from emb_s_core import labels
+
+        figures = labels.reference_figures("held_out")
+        (LABELLED / labels.FIGURES).write_text(json.dumps({figures["rule"]: figures}, indent=1) + "\n")
+        print(f"wrote {LABELLED / labels.FIGURES}")
 
 
 def print_summary(report: dict) -> None:

@@ -17,7 +17,14 @@ its own it credits a reply that names every candidate ("Annie Morton or Terry Ri
   occurrence right after ``<comparative> than`` is the compared-against side, not the answer, only when that
   comparative word is in the question ("older than" for "who is older"); otherwise it counts as asserted, since
   "younger than" may invert the claim.
-- **entities** of a multi-entity answer: its parts split at commas, ``;``, ``&`` and ``and``.
+- **entities** of a multi-entity answer: its parts split at commas, ``;``, ``&`` and ``and`` (of the canonical
+  form, so "1,462" and "April 1, 1949" stay whole).
+
+Rule ``reference_v3`` (issue 22) adds, below the canonical forms: the reply's **final claim** (what follows its last
+correction: "X? No — Y", "at first X, but actually Y"), **refusals** (never an answer, never "no"), **hedges**
+(candidates joined by "or", or under two hedge markers), **lists** with extra members, the answer as a **modifier**
+("son of X") or as a candidate **considered** and dropped, **comparisons** naming both sides read by their
+comparative, **yes/no polarity** without the word, cased **short aliases and acronyms**, and **partial names**.
 """
 from __future__ import annotations
 

@@ -1,27 +1,22 @@
 """Judging QA answers on a 0–5 scale (paper §A.6): an LLM judge and an offline reference-match judge.
 
 - LLM judge (``judge`` = any litellm model string): sees only (question, true answer, predicted answer), prompt
-  ``prompts/judge_v1.txt``, and must reply with one integer 0–5; :func:`parse_score` reads the score the reply gives
-  (the last standalone integer 0–5 once scale mentions are removed; ambiguous replies such as "3 or 4" and other
-  scales are ``unparseable``, never a zero). ``repeats`` > 1 judges each answer again (each repeat is its own cache
-  entry), so the spread of a judge can be measured; agreement uses every pair of parseable repeats.
-- Reference match (``judge = "reference"``, rule version ``reference_v2``): SQuAD-style normalization (lower case,
-  no punctuation, no articles, single spaces), best over the answer and its aliases, ``F1 = 2·P·R / (P + R)`` over
-  the normalized token bags. What the reply *asserts* is read by :mod:`emb_s_core.answer_match` (alternatives the
-  question offers, negation scopes, entities). In order:
-
-  1. ``5`` on exact match, or when a multi-entity answer's entities are exactly the reply's ("B and A" for "A and
-     B");
-  2. ``4`` when the reply asserts the answer (a whole-phrase occurrence outside a negation), or the answer's side of
-     an "X or Y?" question ("Virginia Woolf" for "Adeline Virginia Woolf"), or every entity of a multi-entity
-     answer, **and asserts no competing alternative** (the other side of "X or Y?", the other of yes/no);
-  3. at most ``1`` when the reply asserts a competitor ("Annie Morton or Terry Richardson", "Annie Morton, not
-     Terry Richardson" when the answer is Terry Richardson) or names the answer only under a negation ("not
-     yes"): its token overlap is not evidence of a right answer;
-  4. else ``min(3, round(5·F1))`` (partial overlap never reaches the "answered well" threshold 4).
-
-  It is the standard metric for the HotpotQA-style datasets plus the two checks containment needs; no model.
-  Rows written under an older rule version are judged again on the next run.
+  ``prompts/judge_v2.txt`` (asks for ``Score: N`` first), and :func:`parse_score` reads the score the reply gives
+  (a marked score first, so a number in the explanation never replaces it; hedges, ranges, out-of-range values and
+  other scales are ``unparseable``, never a zero). ``repeats`` > 1 judges each answer again (each repeat is its own
+  cache entry), so the spread of a judge can be measured; agreement uses every pair of parseable repeats.
+- Reference match (``judge = "reference"``, rule version ``reference_v3``): reply and truths are read in one
+  canonical form (:func:`answer_match.canonical`: accents folded, dates as year/month/day, numbers as digits), then
+  SQuAD-normalized; what the reply *asserts* is read by :mod:`emb_s_core.answer_match` (its final claim after a
+  correction, negation, alternatives the question offers, comparatives, hedges, refusals, lists, modifiers). In
+  order: ``5`` on exact match or the same entities; ``0`` for a refusal; at most ``1`` when the answer is asserted
+  only before a correction ("X? No — Y"); ``4`` / ``≤ 1`` for a comparison naming both sides, by its comparative;
+  ``4`` when the answer (an alias, a cased short alias or acronym, a partial name when one entity is asked, or its
+  side of "X or Y?") is asserted and no competitor is, unless it is one candidate of a hedge or a list carries
+  extra members (then ``≤ 1``); for yes/no questions answered without the word, ``4`` / ``0`` by the reply's
+  polarity; ``≤ 1`` when a competitor is asserted or the answer only negated; else ``min(3, round(5·F1))``.
+  ``question`` is required. Measured against the labelled sets in :mod:`emb_s_core.labels` (figures in
+  ``bench/RESULTS.md``). Rows written under an older rule version are judged again on the next run.
 
 Judgments live in the table ``judgments`` (one row per judge × QA run × rung × query × repeat).
 """

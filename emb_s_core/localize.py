@@ -138,7 +138,7 @@ def _docid_numbers(text: str, context_ids: set[int] | None, dropped: dict) -> li
             if 0 < abs(stop - start) <= MAX_RANGE:
                 step = 1 if stop > start else -1
                 out += list(range(start + step, stop + step, step))
-    text = _MENTION.sub(lambda m: " " * len(m.group()), text)  # then the numbers outside the mentions
+    text = _MENTION.sub(lambda m: "~" * len(m.group()), text)  # then the numbers outside the mentions
     for m in _NUMBERING.finditer(text):
         dropped["numbering"].append(int(re.search(r"\d+", m.group()).group()))
     text = _NUMBERING.sub(lambda m: " " * len(m.group()), text)
