@@ -372,40 +372,76 @@ def round2_replies(q: dict, kind: str, other: str) -> list[tuple[str, bool, str]
     return out
 
 
-def unseen_replies(q: dict, kind: str, other: str) -> list[tuple[str, bool, str]]:
-    """Round-3 phrasings (style ``unseen: …``), written after tuning on round 2, for held-out questions only and
-    never tuned on: they say how the rule does on wording it has not seen."""
+def round3_replies(q: dict, kind: str, other: str) -> list[tuple[str, bool, str]]:
+    """Round-3 held-out phrasings (style ``r3: …``): written after tuning on round 2, measured once on held-out
+    questions only (figures in bench/RESULTS.md), then made ordinary templates and tuned on."""
     g = q["gold"]
-    out = [(f"From what the passages say, {g}.", True, "unseen: from what the passages say"),
-           (f"{g} (see the first document).", True, "unseen: parenthetical source"),
-           (f"The correct answer should be {g}.", True, "unseen: should be"),
-           (f"{other} — {g} is a common mistake here.", False, "unseen: answer called a mistake"),
-           (f"My guess: {other}.", False, "unseen: guess other"),
-           ("There's not enough information to answer.", False, "unseen: refusal, not enough information"),
-           (f"{g}; {other} also fits.", False, "unseen: answer and another fits")]
+    out = [(f"From what the passages say, {g}.", True, "r3: from what the passages say"),
+           (f"{g} (see the first document).", True, "r3: parenthetical source"),
+           (f"The correct answer should be {g}.", True, "r3: should be"),
+           (f"{other} — {g} is a common mistake here.", False, "r3: answer called a mistake"),
+           (f"My guess: {other}.", False, "r3: guess other"),
+           ("There's not enough information to answer.", False, "r3: refusal, not enough information"),
+           (f"{g}; {other} also fits.", False, "r3: answer and another fits")]
     if kind == "date" and date_parts(g)[0] is not None:
         d, m, y = date_parts(g)
-        out += [(f"{d} {MONTHS[m - 1][:3]} {y}", True, "unseen: date d Mon yyyy"),
-                (f"{MONTHS[m - 1]} {y}, on the {d}th", True, "unseen: month year, day after"),
-                (f"{y}", False, "unseen: date, year only")]
+        out += [(f"{d} {MONTHS[m - 1][:3]} {y}", True, "r3: date d Mon yyyy"),
+                (f"{MONTHS[m - 1]} {y}, on the {d}th", True, "r3: month year, day after"),
+                (f"{y}", False, "r3: date, year only")]
     if kind == "yesno":
         yes = g.strip().lower() == "yes"
-        out = [("Of course.", yes, "unseen: of course"), ("Negative.", not yes, "unseen: negative"),
-               ("They are the same, yes.", yes, "unseen: same, yes"), ("It is unclear.", False,
-                                                                     "unseen: refusal, unclear")]
+        out = [("Of course.", yes, "r3: of course"), ("Negative.", not yes, "r3: negative"),
+               ("They are the same, yes.", yes, "r3: same, yes"), ("It is unclear.", False,
+                                                                     "r3: refusal, unclear")]
     if kind == "comparison":
         from emb_s_core import answer_match
 
         alts = answer_match.alternatives_for(q["question"], [g, *q["aliases"]])
         a, c = alts.answer_side[0], alts.competitors[0]
-        out += [(f"The answer is {a}, not {c}.", True, "unseen: answer, not other"),
-                (f"It's {c} — {a} comes second.", False, "unseen: other, answer second")]
+        out += [(f"The answer is {a}, not {c}.", True, "r3: answer, not other"),
+                (f"It's {c} — {a} comes second.", False, "r3: other, answer second")]
     if kind == "number" and g.replace(",", "").isdigit():
         n = int(g.replace(",", ""))
-        out += [(f"A total of {n:,}.", True, "unseen: a total of"), (f"Roughly {n * 2:,}.", False,
-                                                                    "unseen: roughly double")]
+        out += [(f"A total of {n:,}.", True, "r3: a total of"), (f"Roughly {n * 2:,}.", False,
+                                                                    "r3: roughly double")]
     if kind == "person":
-        out += [(f"{g.split()[0]}", False, "unseen: first name only")]
+        out += [(f"{g.split()[0]}", False, "r3: first name only")]
+    return out
+
+
+def unseen_replies(q: dict, kind: str, other: str) -> list[tuple[str, bool, str]]:
+    """Round-4 phrasings (style ``unseen: …``), written after tuning on round 3, for held-out questions only and
+    never tuned on: they say how the rule does on wording it has not seen."""
+    g = q["gold"]
+    out = [(f"Answer — {g}", True, "unseen: answer dash"), (f"That would be {g}.", True, "unseen: that would be"),
+           (f"Looking at the evidence, I'd say {g}.", True, "unseen: looking at the evidence"),
+           (f"{g} is what the text claims, but that is outdated; today it is {other}.", False,
+            "unseen: answer called outdated"),
+           (f"Not sure between {g} and {other}.", False, "unseen: not sure between two"),
+           (f"Most likely {other}.", False, "unseen: most likely other"),
+           ("No relevant information was found.", False, "unseen: refusal, nothing found"),
+           (f"{other} ({g} is wrong).", False, "unseen: other, answer wrong in parentheses")]
+    if kind == "date" and date_parts(g)[0] is not None:
+        d, m, y = date_parts(g)
+        out += [(f"on {MONTHS[m - 1]} {d}, {y}", True, "unseen: on Month d, yyyy"),
+                (f"{y}-{m:02d}", False, "unseen: date, ISO month only")]
+    if kind == "yesno":
+        yes = g.strip().lower() == "yes"
+        out = [("Yes indeed.", yes, "unseen: yes indeed"), ("Definitely not.", not yes, "unseen: definitely not"),
+               ("They did, yes.", yes, "unseen: they did, yes"), ("I have no way of knowing.", False,
+                                                                  "unseen: refusal, no way of knowing")]
+    if kind == "comparison":
+        from emb_s_core import answer_match
+
+        alts = answer_match.alternatives_for(q["question"], [g, *q["aliases"]])
+        a, c = alts.answer_side[0], alts.competitors[0]
+        out += [(f"Of the two, {a}.", True, "unseen: of the two"),
+                (f"{a}, though some sources say {c}.", False, "unseen: answer, others say the other")]
+    if kind == "number" and g.replace(",", "").isdigit():
+        n = int(g.replace(",", ""))
+        out += [(f"Exactly {n:,}.", True, "unseen: exactly"), (f"Fewer than {n:,}.", False, "unseen: fewer than")]
+    if kind == "person":
+        out += [(f"Professor {g.split()[-1]}", True, "unseen: professor and surname")]
     return out
 
 
@@ -485,8 +521,8 @@ def answers_set(rng: random.Random) -> list[dict]:
                 others = [o for o in group if o in differs] or differs
                 other = rng.choice(others)["gold"]
                 split = split_of(f"{ds}:{q['qid']}")
-                extra = round1_replies(q, kind, other) + round2_replies(q, kind, other) + (
-                    unseen_replies(q, kind, other) if split == "held_out" else [])
+                extra = round1_replies(q, kind, other) + round2_replies(q, kind, other) + \
+                    round3_replies(q, kind, other) + (unseen_replies(q, kind, other) if split == "held_out" else [])
                 for reply, correct, style in replies_for(q, kind, other, rng) + extra:
                     items.append({"dataset": ds, "qid": q["qid"], "kind": kind, "question": q["question"],
                                   "gold": q["gold"], "aliases": q["aliases"], "reply": reply, "correct": correct,

@@ -42,7 +42,8 @@ NEGATION_CUES = frozenset({"not", "no", "never", "neither", "nor", "none", "cann
 NEGATION_BIGRAMS = frozenset({("rather", "than"), ("instead", "of"), ("other", "than")})
 _AUX = frozenset({"is", "was", "are", "were", "does", "did", "do", "has", "had", "have"})
 _AUX_NOT = frozenset({"isnt", "wasnt", "arent", "werent", "doesnt", "didnt", "dont", "hasnt", "hadnt", "havent"})
-_DENIALS = frozenset({"not", "never", "incorrect", "wrong", "false"})  # "X is wrong", "X was not"
+_DENIALS = frozenset({"not", "never", "incorrect", "wrong", "false", "mistake", "mistaken", "error", "untrue",
+                      "erroneous"})  # "X is wrong", "X was not", "X is a common mistake"
 PRE_WINDOW = 3  # tokens before an occurrence that a negation cue reaches
 # clause breaks sit next to white space only, so splitting never changes the token sequence normalize() makes
 _CLAUSE_BREAK = re.compile(r"[,.;:!?)\]](?=\s|$)|(?:^|(?<=\s))[(\[]|\s[-–—]+\s|\b(?:but|whereas|however)\b", re.I)
@@ -138,9 +139,9 @@ class Reply:
         # the words right after, even across one break ("Golden Valley, Minnesota, is incorrect"), unless they open
         # another phrase read here ("..., but Don't Freak Me Out is" names a title, not a denial)
         opens_phrase = any(s == end for s, _ in self.spans)
-        after = [t for t, c in zip(self.tokens[end:end + 2], self.clauses[end:end + 2]) if c == self.clauses[end]] \
+        after = [t for t, c in zip(self.tokens[end:end + 4], self.clauses[end:end + 4]) if c == self.clauses[end]] \
             if end < len(self.tokens) and not opens_phrase else []
-        if after and (after[0] in _AUX_NOT or (after[0] in _AUX and len(after) > 1 and after[1] in _DENIALS)):
+        if after and (after[0] in _AUX_NOT or (after[0] in _AUX and any(t in _DENIALS for t in after[1:]))):
             return True
         return False
 
@@ -312,6 +313,7 @@ _DATES = [re.compile(p, re.I) for p in (
     r"(?<!\d)" + _DAY.format("d") + r"-" + _MONTH.format("mn") + r"-" + _YEAR.format("y"),  # 25-Dec-1505
     r"(?:the\s+)?" + _DAY.format("d") + r"\s+(?:of\s+)?" + _MONTH.format("mn") + r",?\s+" + _YEAR.format("y"),
     _MONTH.format("mn") + r"\s+(?:the\s+)?" + _DAY.format("d") + r"(?:,\s*|\s+)" + _YEAR.format("y"),
+    _MONTH.format("mn") + r",?\s+" + _YEAR.format("y") + r",?\s+on\s+the\s+" + _DAY.format("d") + r"(?![\d:])",
     _MONTH.format("mn") + r",?\s+(?:of\s+)?" + _YEAR.format("y"),
     r"(?:the\s+)?" + _DAY.format("d") + r"\s+(?:of\s+)?" + _MONTH.format("mn") + r"(?![a-z])",
     _MONTH.format("mn") + r"\s+" + _DAY.format("d") + r"(?![\d:])",
@@ -429,10 +431,14 @@ REFUSAL = re.compile(
     r"answer|find)|can'?t (?:be )?(?:determined?|tell|say|answer|find)|unable to|no information|not (?:mentioned|"
     r"stated|specified|provided|given|available|enough|clear|known)|(?:do|does|did) not (?:say|mention|state|specify|"
     r"provide|contain)|(?:don'?t|doesn'?t|didn'?t) (?:say|mention|state|specify|provide|contain)|insufficient|"
-    r"unknown|no answer|not possible to (?:tell|say|determine)|not certain|uncertain|hard to say|can'?t be sure)\b",
+    r"unknown|no answer|not possible to (?:tell|say|determine)|not certain|uncertain|hard to say|can'?t be sure|"
+    r"unclear)\b",
     re.I)
 # two or more candidates each under a hedge ("could be X, could be Y", "maybe X, maybe Y")
 HEDGE_MARKER = re.compile(r"\b(?:(?:could|might|may) (?:also )?be|maybe|possibly|perhaps)\b", re.I)
+# a second candidate kept open: "X; Y also fits", "Y is also possible"
+ALSO_POSSIBLE = re.compile(r"\b(?:also|equally|too)\s+(?:fits?|possible|plausible|works?|likely|correct|right)\b|"
+                           r"\b(?:is|are|would be)\s+(?:also|equally)\s+(?:possible|plausible|likely|correct)\b", re.I)
 # a correction: what follows replaces what came before ("X? No — Y", "I thought X, but actually Y")
 CORRECTION = re.compile(
     r"(?:(?<=[?.!;,:])|(?<=\s[-–—])|(?<=\.\.\.))\s*(?:no|nope|wait|actually|correction|rather|sorry)\b[,.:;!]?\s*"
@@ -441,7 +447,7 @@ HEDGE_OR = re.compile(r"\bor\b", re.I)
 _NEGATIVE = frozenset({"not", "no", "never", "neither", "nor", "none", "different", "differ", "differs", "only",
                        "incorrect", "false", "wrong", "isnt", "wasnt", "arent", "werent", "doesnt", "didnt", "dont",
                        "cannot", "cant", "hasnt", "havent", "unlike", "nobody", "separate", "distinct", "nope",
-                       "nah"})
+                       "nah", "negative"})
 _POSITIVE = frozenset({"correct", "true", "both", "same", "indeed", "right", "share", "shared", "did", "are", "were",
                        "is", "was", "does", "do", "has", "have", "can", "affirmative", "certainly", "definitely",
                        "absolutely", "yep", "yeah", "sure", "course", "exactly", "agreed"})
@@ -464,6 +470,8 @@ _LEAD_IN = re.compile(r"^(?:the answer is|answer:|it is|it was|they are|they wer
                       r"the answers are)\s+", re.I)
 _TRAILING_CLAUSE = re.compile(r",\s*(?:if|as|since|because|though|although|according|which|when|based|i think|"
                               r"i believe)\b.*$", re.I)
+_LEADING_CLAUSE = re.compile(r"^(?:from|according|based|in|as|per|after|given|judging)\b[^,]*,\s*", re.I)
+_DENIED_PART = re.compile(r"^\s*(?:not|no|never|rather than|instead of)\b", re.I)  # "…, not Y": no member
 _LIST_SPLIT = re.compile(r"\s*(?:,|;|&|\band\b|\bplus\b|\bas well as\b)\s*", re.I)
 PLACEHOLDER = "qqtruth{}qq"
 _SENTENCE_OPENERS = frozenset({"it", "its", "this", "that", "he", "she", "they", "answer", "so", "yes", "probably",
@@ -532,10 +540,10 @@ def extra_members(reply_text: str, truths: list[str]) -> bool:
     """The reply is a list ("A, B and C") holding every part of a truth and something else besides; a trailing
     clause ("…, if I read it right", "…, according to …") is no member."""
     body = _LEAD_IN.sub("", canonical(reply_text).strip().rstrip(".!")).strip()
-    body = _TRAILING_CLAUSE.sub("", body).strip()
+    body = _TRAILING_CLAUSE.sub("", _LEADING_CLAUSE.sub("", body)).strip()
     if not re.search(r"\band\b|&|;|\bplus\b|\bas well as\b", body, re.I) and body.count(",") < 2:
         return False  # "Montreal, Quebec" qualifies a place, it is no list
-    parts = [canon(p) for p in _LIST_SPLIT.split(body) if canon(p)]
+    parts = [canon(p) for p in _LIST_SPLIT.split(body) if canon(p) and not _DENIED_PART.match(p)]
     if len(parts) < 2 or any(len(p.split()) > 6 for p in parts):
         return False
     for t in truths:

@@ -111,7 +111,7 @@ def reference_score(prediction: str | None, answer: str | None, aliases: list[st
     if asserted is None and not competitor and any(all(reply.asserts(p, words) for p in e) for e in multi):
         asserted = "contained"
     if asserted is not None and not competitor:
-        if len(answer_match.HEDGE_MARKER.findall(final)) >= 2:
+        if len(answer_match.HEDGE_MARKER.findall(final)) >= 2 or answer_match.ALSO_POSSIBLE.search(final):
             return out(min(1, partial), "hedge")
         if any(reply.hedged(p) for p, _ in sides if reply.mentions(p)) and \
                 not any(reply.mentions(p) and not reply.hedged(p) for p, _ in sides):
