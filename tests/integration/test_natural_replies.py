@@ -15,7 +15,7 @@ from testkit.use_bank import question_of, scripted, use_base_ws, ws  # noqa: F40
 
 K = 2
 LIMIT = 6
-LOCALIZE = [  # (reply template, names the gold first?) — written the way models answer
+LOCALIZE = [  # written the way models answer
     "1. DocID {a}\n2. DocID {b}", "Top 2: {a}, {b}", "The relevant documents are [DocID={a}] and [DocID={b}].",
     "[{a}, {b}]", "1. {a}\n2. {b}",
 ]
@@ -43,7 +43,7 @@ def responder(ws):
         shown = [int(i) for i in re.findall(r"\[DocID=(\d+)\]", content)]
         if "Which documents contain" in content:  # localization
             others = [i for i in shown if i != gold]
-            a, b = (gold, others[0]) if accessed else (others[0], others[1])
+            a, b = (others[0], gold) if accessed else (others[0], others[1])  # the gold second, as often
             return LOCALIZE[style % len(LOCALIZE)].format(a=a, b=b)
         answer = q["answer"]
         other = str(int(answer) + 4) if answer.isdigit() else "Pexaton"
@@ -87,6 +87,16 @@ def test_diagnose_gives_the_true_quadrants_on_every_rung(ws, monkeypatch, capsys
     for row in got.itertuples():
         assert row.n == counts.get((row.rung, row.quadrant), 0)
     assert "agreement: judge reference (reference_v3)" in err and "held-out" in err
+    # the replies are ones the paper's raw integer rule misreads: under it, true access would be lost in many cells
+    from emb_s_core import localize, runs
+
+    res = runs.load_results(ws, runs=["loc"])
+    qs = bank.queries(ws).set_index("qid")
+    raw_wrong = 0
+    for qid, detail in zip(res["qid"], res["detail"]):
+        raw = localize.read_ids(json.loads(detail)["reply"], K, rule=localize.RAW_INTEGERS)[0]
+        raw_wrong += (int(qs.loc[qid, "ref_ids"][0]) in raw) != truth(qid)[0]
+    assert raw_wrong >= len(res) // 5
 
 
 def test_usage_line_counts_the_cells_that_did_not_fit(ws, monkeypatch, capsys):
