@@ -17,11 +17,19 @@ its own it credits a reply that names every candidate ("Annie Morton or Terry Ri
   occurrence right after ``<comparative> than`` is the compared-against side, not the answer, only when that
   comparative word is in the question ("older than" for "who is older"); otherwise it counts as asserted, since
   "younger than" may invert the claim.
-- **entities** of a multi-entity answer: its parts split at commas, ``;``, ``&`` and ``and``.
+- **entities** of a multi-entity answer: its parts split at commas, ``;``, ``&`` and ``and`` (of the canonical
+  form, so "1,462" and "April 1, 1949" stay whole).
+
+Rule ``reference_v3`` (issue 22) adds, below the canonical forms: the reply's **final claim** (what follows its last
+correction: "X? No — Y", "at first X, but actually Y"), **refusals** (never an answer, never "no"), **hedges**
+(candidates joined by "or", or under two hedge markers), **lists** with extra members, the answer as a **modifier**
+("son of X") or as a candidate **considered** and dropped, **comparisons** naming both sides read by their
+comparative, **yes/no polarity** without the word, cased **short aliases and acronyms**, and **partial names**.
 """
 from __future__ import annotations
 
 import re
+import unicodedata
 import string
 from collections import Counter
 from dataclasses import dataclass
@@ -34,7 +42,8 @@ NEGATION_CUES = frozenset({"not", "no", "never", "neither", "nor", "none", "cann
 NEGATION_BIGRAMS = frozenset({("rather", "than"), ("instead", "of"), ("other", "than")})
 _AUX = frozenset({"is", "was", "are", "were", "does", "did", "do", "has", "had", "have"})
 _AUX_NOT = frozenset({"isnt", "wasnt", "arent", "werent", "doesnt", "didnt", "dont", "hasnt", "hadnt", "havent"})
-_DENIALS = frozenset({"not", "never", "incorrect", "wrong", "false"})  # "X is wrong", "X was not"
+_DENIALS = frozenset({"not", "never", "incorrect", "wrong", "false", "mistake", "mistaken", "error", "untrue",
+                      "erroneous"})  # "X is wrong", "X was not", "X is a common mistake"
 PRE_WINDOW = 3  # tokens before an occurrence that a negation cue reaches
 # clause breaks sit next to white space only, so splitting never changes the token sequence normalize() makes
 _CLAUSE_BREAK = re.compile(r"[,.;:!?)\]](?=\s|$)|(?:^|(?<=\s))[(\[]|\s[-–—]+\s|\b(?:but|whereas|however)\b", re.I)
@@ -47,6 +56,8 @@ _CONNECTORS = frozenset({"of", "the", "and", "de", "del", "der", "di", "du", "da
 _STOP = frozenset({"to", "the", "a", "an", "in", "on", "of", "for", "with", "by", "at", "from", "be", "is", "it"})
 _ENTITY_SPLIT = re.compile(r"\s*(?:,|;|&|\band\b)\s*", re.I)
 YES_NO = ("yes", "no")
+CONSIDERED = frozenset({"considered", "thought", "guessed", "assumed", "suspected", "wondered"})
+UNIT_WORDS = frozenset({"dollars", "euros", "pounds", "percent", "km", "miles", "m"})
 
 
 def normalize(text: str | None) -> str:
@@ -82,7 +93,7 @@ class Reply:
     def parse(cls, text: str | None, phrases: tuple[str, ...] | list[str] = ()) -> "Reply":
         tokens: list[str] = []
         clauses: list[int] = []
-        for i, clause in enumerate(_CLAUSE_BREAK.split(text or "")):
+        for i, clause in enumerate(_CLAUSE_BREAK.split(canonical(text))):
             words = normalize(clause).split()
             tokens += words
             clauses += [i] * len(words)
@@ -97,7 +108,7 @@ class Reply:
 
     def occurrences(self, phrase: str) -> list[tuple[int, int]]:
         """(start, end) of every whole-token occurrence of the normalized ``phrase``."""
-        words = normalize(phrase).split()
+        words = canon(phrase).split()
         n = len(words)
         if not n:
             return []
@@ -128,14 +139,17 @@ class Reply:
         # the words right after, even across one break ("Golden Valley, Minnesota, is incorrect"), unless they open
         # another phrase read here ("..., but Don't Freak Me Out is" names a title, not a denial)
         opens_phrase = any(s == end for s, _ in self.spans)
-        after = [t for t, c in zip(self.tokens[end:end + 2], self.clauses[end:end + 2]) if c == self.clauses[end]] \
+        after = [t for t, c in zip(self.tokens[end:end + 4], self.clauses[end:end + 4]) if c == self.clauses[end]] \
             if end < len(self.tokens) and not opens_phrase else []
-        if after and (after[0] in _AUX_NOT or (after[0] in _AUX and len(after) > 1 and after[1] in _DENIALS)):
+        if after and (after[0] in _AUX_NOT or (after[0] in _AUX and any(t in _DENIALS for t in after[1:]))):
             return True
         return False
 
     def demoted(self, start: int, question_words: frozenset[str]) -> bool:
-        """``<comparative in the question> than X``: X is what the answer is compared against."""
+        """``<comparative in the question> than X``: X is what the answer is compared against; ``I first
+        considered X``, ``I thought of X``: X was a candidate the reply moved away from."""
+        if any(t in CONSIDERED for t in self.tokens[max(0, start - 3):start]):
+            return True
         return (start >= 2 and self.tokens[start - 1] == "than" and self.tokens[start - 2] in question_words
                 and self.clauses[start - 2] == self.clauses[start])
 
@@ -143,7 +157,15 @@ class Reply:
         """``phrase`` occurs at least once neither negated nor compared against. A yes/no word counts only where it
         opens or closes its clause ("No, …", "… the answer is yes"), not inside one ("there is no doubt")."""
         return any(not self.negated(s, e, yes_no) and not self.demoted(s, question_words)
+                   and not modifier(self, s, question_words)
                    and (not yes_no or self._clause_edge(s, e)) for s, e in self.occurrences(phrase))
+
+    def hedged(self, phrase: str) -> bool:
+        """Every occurrence of ``phrase`` is one side of an "or" ("1216 or 1220", "either X or Y")."""
+        occ = self.occurrences(phrase)
+        nxt = [e + (e < len(self.tokens) and self.tokens[e] in UNIT_WORDS) for _, e in occ]
+        return bool(occ) and all((e < len(self.tokens) - 1 and self.tokens[e] == "or")
+                                 or (s > 0 and self.tokens[s - 1] == "or") for (s, _), e in zip(occ, nxt))
 
     def _clause_edge(self, start: int, end: int) -> bool:
         first = start == 0 or self.clauses[start - 1] != self.clauses[start]
@@ -264,9 +286,367 @@ def alternatives_for(question: str | None, truths: list[str]) -> Alternatives:
 
 def entities(answer: str | None) -> list[str]:
     """The normalized parts of a multi-entity answer ("A, B and C" → [a, b, c]); one part for a plain answer."""
-    parts = [normalize(p) for p in _ENTITY_SPLIT.split(answer or "")]
+    parts = [normalize(p) for p in _ENTITY_SPLIT.split(canonical(answer))]  # "1,462" and dates stay whole
     return [p for p in parts if p]
 
 
 def question_words(question: str | None) -> frozenset[str]:
     return frozenset(normalize(question).split())
+
+
+# --------------------------------------------------------------------------------------------- canonical forms (v3)
+# Reply and truths are read in one canonical form before any matching: accents folded, dates written as
+# "<year> m<MM> d<DD>" (so a partial gold date is a phrase inside a fuller reply date, never the other way round),
+# numbers as plain digits (words, ordinals and thousands separators read), currency and units as words.
+_LETTERS = str.maketrans({"ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "ß": "ss", "ł": "l", "Ł": "L", "đ": "d",
+                          "ı": "i", "ʿ": "", "ʾ": "", "œ": "oe", "Œ": "OE", "þ": "th", "ð": "d"})
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december")
+_MONTH = r"(?P<{}>jan(?:uary|\.)?|feb(?:ruary|\.)?|mar(?:ch|\.)?|apr(?:il|\.)?|may|june?|july?|aug(?:ust|\.)?|" \
+         r"sep(?:t(?:ember|\.)?|\.)?|oct(?:ober|\.)?|nov(?:ember|\.)?|dec(?:ember|\.)?)(?![a-z])\.?"
+_DAY = r"(?P<{}>[0-3]?\d)(?:st|nd|rd|th)?"
+_YEAR = r"(?P<{}>\d{{3,4}})(?!\d)"
+_DATES = [re.compile(p, re.I) for p in (
+    r"(?<!\d)(?P<y>\d{4})-(?P<m>[01]?\d)(?:-(?P<d>[0-3]?\d))?(?!\d)",                    # 1505-12-25, 2024-02
+    r"(?<![\d/.])(?P<d>\d{1,2})[/.](?P<m>\d{1,2})[/.](?P<y>\d{4})(?!\d)",  # 25/12/1505 (day first)
+    r"(?<!\d)(?P<y>\d{4})[/.](?P<m>[01]?\d)[/.](?P<d>[0-3]?\d)(?!\d)",                   # 1505/12/25
+    r"(?<!\d)" + _DAY.format("d") + r"-" + _MONTH.format("mn") + r"-" + _YEAR.format("y"),  # 25-Dec-1505
+    r"(?:the\s+)?" + _DAY.format("d") + r"\s+(?:of\s+)?" + _MONTH.format("mn") + r",?\s+" + _YEAR.format("y"),
+    _MONTH.format("mn") + r"\s+(?:the\s+)?" + _DAY.format("d") + r"(?:,\s*|\s+)" + _YEAR.format("y"),
+    _MONTH.format("mn") + r",?\s+" + _YEAR.format("y") + r",?\s+on\s+the\s+" + _DAY.format("d") + r"(?![\d:])",
+    _MONTH.format("mn") + r",?\s+(?:of\s+)?" + _YEAR.format("y"),
+    r"(?:the\s+)?" + _DAY.format("d") + r"\s+(?:of\s+)?" + _MONTH.format("mn") + r"(?![a-z])",
+    _MONTH.format("mn") + r"\s+" + _DAY.format("d") + r"(?![\d:])",
+)]
+_SMALL = {w: i for i, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                                      "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
+                                      "seventeen", "eighteen", "nineteen"))}
+_TENS = {w: 10 * i for i, w in enumerate(("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty",
+                                          "ninety")) if w}
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
+             "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "twentieth": 20}
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 10 ** 6, "billion": 10 ** 9}
+_NUMBER_WORD = "|".join([*_SMALL, *_TENS, *_SCALES, "and"])
+_NUMBER_WORDS = re.compile(r"\b(?:(?:%s)(?:[\s-]+(?:%s))*)\b" % (_NUMBER_WORD, _NUMBER_WORD), re.I)
+_ORDINAL = re.compile(r"\b(?:(\d+)(?:st|nd|rd|th)|(%s))\b(?:\s+(%s)\b)?" % ("|".join(_ORDINALS), "|".join(
+    ("season", "series", "century", "edition", "place", "round", "episode", "volume", "album", "term", "division",
+     "grade", "floor", "generation", "anniversary", "congress", "president", "amendment"))), re.I)
+_SEPARATED = re.compile(r"(?<![\d.,])(\d{1,3})((?:,\d{3})+)(?![\d]|[.,]\d)")
+_SCALED = re.compile(r"(?<![\d.,])(\d+(?:\.\d+)?)\s*(million|billion|thousand)\b", re.I)
+_CURRENCY = re.compile(r"([$€£])\s*(\d[\d,.]*)")
+_CURRENCY_WORDS = {"$": "dollars", "€": "euros", "£": "pounds"}
+_UNITS = [(re.compile(p, re.I), w) for p, w in (
+    (r"\b(?:usd|us dollars?|dollars?)\b", "dollars"), (r"\b(?:kilomet(?:er|re)s?|kms?)\b", "km"),
+    (r"%|\bper\s?cent\b", " percent"), (r"\b(?:met(?:er|re)s|m)\b(?=\s|$|[.,;])", "m"), (r"\bmiles?\b", "miles"),
+)]
+
+
+def fold(text: str | None) -> str:
+    """Accents and special letters folded to ASCII ("Montréal" → "Montreal", "Øystein" → "Oystein")."""
+    text = unicodedata.normalize("NFKD", (text or "").translate(_LETTERS))
+    return "".join(c for c in text if not unicodedata.combining(c)).replace("\u200b", "")
+
+
+def _month(name: str) -> int:
+    return next(i + 1 for i, m in enumerate(MONTHS) if m.startswith(name.lower().rstrip(".")[:3]))
+
+
+def _date_sub(match: re.Match) -> str:
+    g = match.groupdict()
+    m = int(g["m"]) if g.get("m") else _month(g["mn"])
+    d = int(g["d"]) if g.get("d") else None
+    if match.re is _DATES[1] and m > 12 and d is not None and d <= 12:
+        d, m = m, d  # 12/25/1505: month first
+    if not 1 <= m <= 12 or (d is not None and not 1 <= d <= 31):
+        return match.group()
+    parts = [g["y"]] if g.get("y") else []
+    return " ".join([*parts, f"m{m:02d}", *([f"d{d:02d}"] if d is not None else [])])
+
+
+def _words_value(words: list[str]) -> int | None:
+    total = current = 0
+    seen = False
+    for w in words:
+        if w == "and":
+            continue
+        if w in _SMALL:
+            current += _SMALL[w]
+        elif w in _TENS:
+            current += _TENS[w]
+        elif w == "hundred":
+            current = max(current, 1) * 100
+        elif w in _SCALES:
+            total += max(current, 1) * _SCALES[w]
+            current = 0
+        seen = True
+    return total + current if seen else None
+
+
+def _number_words_sub(match: re.Match) -> str:
+    words = re.split(r"[\s-]+", match.group().lower())
+    while words and words[0] == "and":
+        words.pop(0)
+    trail = ""
+    while words and words[-1] == "and":
+        words.pop()
+        trail = " and"
+    value = _words_value(words)
+    lead = " and " if match.group().lower().startswith("and ") else ""
+    return match.group() if value is None else f"{lead}{value}{trail}"
+
+
+def _ordinal_sub(match: re.Match) -> str:
+    """"third" / "3rd" → "3"; "the third season" → "the season 3", as "season three" reads."""
+    value = match.group(1) or str(_ORDINALS[match.group(2).lower()])
+    return f"{match.group(3)} {value}" if match.group(3) else value
+
+
+def canonical(text: str | None) -> str:
+    """The canonical text a reply or a truth is read in (before SQuAD normalization)."""
+    text = fold(text)
+    text = _CURRENCY.sub(lambda m: f"{m.group(2)} {_CURRENCY_WORDS[m.group(1)]}", text)
+    for pattern in _DATES:
+        text = pattern.sub(_date_sub, text)
+    text = _SEPARATED.sub(lambda m: m.group(1) + m.group(2).replace(",", ""), text)
+    text = _SCALED.sub(lambda m: str(int(round(float(m.group(1)) * _SCALES[m.group(2).lower()]))), text)
+    text = _NUMBER_WORDS.sub(_number_words_sub, text)
+    text = _ORDINAL.sub(_ordinal_sub, text)
+    for pattern, word in _UNITS:
+        text = pattern.sub(word, text)
+    return text
+
+
+def canon(text: str | None) -> str:
+    """Canonical form, then SQuAD normalization: the tokens the reference judge compares."""
+    return normalize(canonical(text))
+
+
+def canon_f1(prediction: str | None, truth: str | None) -> float:
+    return token_f1(canonical(prediction), canonical(truth))
+
+
+# --------------------------------------------------------------------------------------------- what a reply claims
+REFUSAL = re.compile(
+    r"\b(?:no idea|(?:do not|don'?t|doesn'?t|does not) know|not sure|unsure|cannot (?:be )?(?:determined?|tell|say|"
+    r"answer|find)|can'?t (?:be )?(?:determined?|tell|say|answer|find)|unable to|no information|not (?:mentioned|"
+    r"stated|specified|provided|given|available|enough|clear|known)|(?:do|does|did) not (?:say|mention|state|specify|"
+    r"provide|contain)|(?:don'?t|doesn'?t|didn'?t) (?:say|mention|state|specify|provide|contain)|insufficient|"
+    r"unknown|no answer|not possible to (?:tell|say|determine)|not certain|uncertain|hard to say|can'?t be sure|"
+    r"unclear)\b",
+    re.I)
+# two or more candidates each under a hedge ("could be X, could be Y", "maybe X, maybe Y")
+HEDGE_MARKER = re.compile(r"\b(?:(?:could|might|may) (?:also )?be|maybe|possibly|perhaps)\b", re.I)
+# a second candidate kept open: "X; Y also fits", "Y is also possible"
+ALSO_POSSIBLE = re.compile(r"\b(?:also|equally|too)\s+(?:fits?|possible|plausible|works?|likely|correct|right)\b|"
+                           r"\b(?:is|are|would be)\s+(?:also|equally)\s+(?:possible|plausible|likely|correct)\b", re.I)
+# a correction: what follows replaces what came before ("X? No — Y", "I thought X, but actually Y")
+CORRECTION = re.compile(
+    r"(?:(?<=[?.!;,:])|(?<=\s[-–—])|(?<=\.\.\.))\s*(?:no|nope|wait|actually|correction|rather|sorry)\b[,.:;!]?\s*"
+    r"(?:[-–—]\s*)?|\bbut\s+(?:actually|in fact|really)\b|\b(?:on second thought|scratch that|i mean)\b", re.I)
+HEDGE_OR = re.compile(r"\bor\b", re.I)
+_NEGATIVE = frozenset({"not", "no", "never", "neither", "nor", "none", "different", "differ", "differs", "only",
+                       "incorrect", "false", "wrong", "isnt", "wasnt", "arent", "werent", "doesnt", "didnt", "dont",
+                       "cannot", "cant", "hasnt", "havent", "unlike", "nobody", "separate", "distinct", "nope",
+                       "nah", "negative"})
+_POSITIVE = frozenset({"correct", "true", "both", "same", "indeed", "right", "share", "shared", "did", "are", "were",
+                       "is", "was", "does", "do", "has", "have", "can", "affirmative", "certainly", "definitely",
+                       "absolutely", "yep", "yeah", "sure", "course", "exactly", "agreed"})
+ANTONYMS = {"older": "younger", "younger": "older", "elder": "younger", "earlier": "later", "later": "earlier",
+            "more": "fewer", "fewer": "more", "less": "more", "larger": "smaller", "smaller": "larger",
+            "bigger": "smaller", "taller": "shorter", "shorter": "longer", "longer": "shorter", "higher": "lower",
+            "lower": "higher", "greater": "smaller", "newer": "older", "sooner": "later"}
+_BEFORE_WORDS = frozenset({"first", "earlier", "older", "oldest", "sooner", "elder", "before"})
+_AFTER_WORDS = frozenset({"later", "recently", "younger", "newer", "last", "youngest", "after"})
+RELATIONS = frozenset({"son", "daughter", "wife", "husband", "father", "mother", "brother", "sister", "child",
+                       "children", "widow", "spouse", "nephew", "niece", "grandson", "granddaughter", "grandfather",
+                       "grandmother", "uncle", "aunt", "cousin", "successor", "predecessor", "student", "teacher",
+                       "pupil", "collaborator", "partner", "friend", "rival", "heir", "descendant", "ancestor"})
+_TITLES = frozenset({"mr", "mrs", "ms", "dr", "sir", "lord", "lady", "saint", "st", "king", "queen", "prince",
+                     "president", "general", "captain", "professor", "prof"})
+_GENERIC = frozenset({"college", "university", "school", "company", "county", "river", "island", "church", "hospital",
+                      "airport", "stadium", "inc", "fc", "ltd", "corporation", "academy", "institute", "lake",
+                      "mountain", "province", "district", "city", "band", "group", "records"})
+_LEAD_IN = re.compile(r"^(?:the answer is|answer:|it is|it was|they are|they were|these are|those are|"
+                      r"the answers are)\s+", re.I)
+_TRAILING_CLAUSE = re.compile(r",\s*(?:if|as|since|because|though|although|according|which|when|based|i think|"
+                              r"i believe)\b.*$", re.I)
+_LEADING_CLAUSE = re.compile(r"^(?:from|according|based|in|as|per|after|given|judging)\b[^,]*,\s*", re.I)
+_DENIED_PART = re.compile(r"^\s*(?:not|no|never|rather than|instead of)\b", re.I)  # "…, not Y": no member
+_LIST_SPLIT = re.compile(r"\s*(?:,|;|&|\band\b|\bplus\b|\bas well as\b)\s*", re.I)
+PLACEHOLDER = "qqtruth{}qq"
+_SENTENCE_OPENERS = frozenset({"it", "its", "this", "that", "he", "she", "they", "answer", "so", "yes", "probably",
+                               "maybe", "perhaps", "surely", "clearly", "i", "was", "is", "by", "mr", "mrs", "ms",
+                               "dr", "named", "called", "likely", "definitely", "either", "neither", "both",
+                               "not", "only", "and", "or", "but", "in", "on", "at", "of", "for", "from", "with", "as",
+                               "also", "then", "well", "oh", "sure", "certainly", "according", "based", "answer:",
+                               "final", "a", "an", "no", "we", "you", "there", "here", "these", "those", "because"})
+
+
+def final_claim(text: str) -> tuple[str, str]:
+    """(what the reply says before its last correction, its final claim); ("", text) without a correction."""
+    cuts = [m for m in CORRECTION.finditer(text) if text[:m.start()].strip(" \t\n?.!;,:-–—")]
+    cuts = [m for m in cuts if text[m.end():].strip(" \t\n?.!;,:-–—")]
+    if not cuts:
+        return "", text
+    last = cuts[-1]
+    return text[:last.start()], text[last.start():]
+
+
+def refusal(text: str) -> bool:
+    return bool(REFUSAL.search(text or ""))
+
+
+def yes_no_polarity(reply: "Reply") -> str | None:
+    """"yes" or "no" for a reply to a yes/no question that gives neither word ("Both were American." → yes)."""
+    tokens = set(reply.tokens)
+    if tokens & _NEGATIVE:
+        return "no"
+    if tokens & _POSITIVE:
+        return "yes"
+    return None
+
+
+def comparison_winner(reply: "Reply", sides: list[str], qwords: frozenset[str]) -> str | None:
+    """The side a reply naming both sides of a comparison puts first: "A is younger than B" for "who is older" → B;
+    "A came before B" for "which came first" → A. None when the reply does not say which way."""
+    occ = sorted((s, e, side) for side in sides for s, e in reply.occurrences(side))
+    for (s1, e1, a), (s2, e2, b) in zip(occ, occ[1:]):
+        if a == b or reply.clauses[s1] != reply.clauses[s2] or s2 - e1 > 8:
+            continue
+        between = reply.tokens[e1:s2]
+        if between and between[-1] == "than" and len(between) >= 2:
+            word = between[-2]
+            if word in qwords:
+                return a
+            if ANTONYMS.get(word) in qwords or (word in ANTONYMS and any(ANTONYMS.get(w) == word for w in qwords)):
+                return b
+        if between and between[-1] in ("before", "after"):
+            forward = between[-1] == "before"
+            if qwords & _BEFORE_WORDS:
+                return a if forward else b
+            if qwords & _AFTER_WORDS:
+                return b if forward else a
+    return None
+
+
+def modifier(reply: "Reply", start: int, qwords: frozenset[str]) -> bool:
+    """``son of X``, ``successor of X``: X describes another person the reply names (a relation the question does
+    not ask about)."""
+    return (start >= 2 and reply.tokens[start - 1] == "of" and reply.tokens[start - 2] in RELATIONS
+            and reply.tokens[start - 2] not in qwords)
+
+
+def extra_members(reply_text: str, truths: list[str]) -> bool:
+    """The reply is a list ("A, B and C") holding every part of a truth and something else besides; a trailing
+    clause ("…, if I read it right", "…, according to …") is no member."""
+    body = _LEAD_IN.sub("", canonical(reply_text).strip().rstrip(".!")).strip()
+    body = _TRAILING_CLAUSE.sub("", _LEADING_CLAUSE.sub("", body)).strip()
+    if not re.search(r"\band\b|&|;|\bplus\b|\bas well as\b", body, re.I) and body.count(",") < 2:
+        return False  # "Montreal, Quebec" qualifies a place, it is no list
+    parts = [canon(p) for p in _LIST_SPLIT.split(body) if canon(p) and not _DENIED_PART.match(p)]
+    if len(parts) < 2 or any(len(p.split()) > 6 for p in parts):
+        return False
+    for t in truths:
+        ents = [canon(e) for e in _ENTITY_SPLIT.split(canonical(t)) if canon(e)]
+        if ents and all(e in parts for e in ents) and any(p not in ents for p in parts):
+            return True
+    return False
+
+
+def short_caps(truth: str) -> bool:
+    t = truth.strip().rstrip(".")
+    return 2 <= len(t) <= 4 and t.isalpha() and t.isupper()
+
+
+def acronym(truth: str) -> str | None:
+    words = [w for w in re.split(r"[\s-]+", fold(truth)) if w and w[0].isalpha()]
+    if len(words) < 2 or any(not w[0].isupper() for w in words):
+        return None
+    return "".join(w[0] for w in words)
+
+
+def _person_like(truth: str) -> bool:
+    words = truth.split()
+    return 2 <= len(words) <= 4 and all(w[:1].isupper() or w.lower() in _CONNECTORS for w in words) \
+        and not any(c.isdigit() for c in truth) and "," not in truth
+
+
+def partial_names(truth: str) -> list[str]:
+    """Shorter names a reply may give for ``truth`` when one entity is asked for: the surname of a person
+    ("Damon" for "Matt Damon"), an institution without its generic word ("Eton" for "Eton College")."""
+    words = fold(truth).split()
+    if not _person_like(fold(truth)):
+        return []
+    if words[-1].lower().rstrip(".") in _GENERIC:
+        rest = [w for w in words[:-1] if w.lower() not in ("the", "of")]
+        return [" ".join(rest)] if rest and len(" ".join(rest)) >= 3 else []
+    last = words[-1].strip(".,")
+    return [last] if len(last) >= 3 and last.lower() not in _CONNECTORS and not last.isupper() else []
+
+
+def _name_before(text: str, start: int, gold_words: set[str], own: bool = False) -> bool:
+    """Is the word right before ``start`` a name word of another name ("Robert" in "Robert Damon", "J.K." in
+    "J.K. Rowling"), rather than a sentence opener, a title, a lower-case word or (``own``) a word of the truth?"""
+    before = text[:start].rstrip()
+    prev = re.search(r"([A-Za-z.'’-]+)$", before)
+    if not prev:
+        return False
+    raw = prev.group(1)
+    word = raw.replace(".", "").lower()
+    if raw.endswith(".") and not re.fullmatch(r"(?:[A-Z]\.)+", raw):
+        return False  # a sentence ends there
+    if not raw[0].isupper() or word in _TITLES or word in _SENTENCE_OPENERS:
+        return False
+    return own or word not in gold_words
+
+
+def shadowed(reply_text: str, truth: str) -> bool:
+    """Every occurrence of ``truth`` in the reply is the tail of another name ("Julie Kalam" for "Kalam", "James
+    Beatles" for "The Beatles"): the reply names someone else."""
+    text = fold(reply_text)
+    words = fold(truth).split()
+    if words and words[0].lower() in ("the", "a", "an"):
+        words = words[1:]
+    if not words or not words[0][:1].isupper():
+        return False
+    gold = {w.replace(".", "").lower() for w in fold(truth).split()}
+    hits = list(re.finditer(r"(?<![A-Za-z0-9])" + re.escape(" ".join(words)) + r"(?![A-Za-z0-9])", text, re.I))
+    return bool(hits) and all(_name_before(text, m.start(), gold) for m in hits)
+
+
+def mark_truths(reply_text: str, truths: list[str], one_entity: bool) -> tuple[str, list[str]]:
+    """Rewrite case-sensitive readings of the reply as placeholder tokens, so they count as the truth they stand
+    for: short upper-case aliases and acronyms ("ME", "US", "HP") only as whole tokens with their case, never the
+    words "me"/"us"; a partial name only when no other name word stands before it ("Damon", not "Robert Damon")."""
+    text = fold(reply_text)
+    marks: list[str] = []
+    plain = [t for t in truths if not short_caps(t)]
+    short = [t.strip().rstrip(".") for t in truths if short_caps(t)]
+    short += [a for a in (acronym(t) for t in plain) if a and len(a) >= 2]
+    for i, alias in enumerate(dict.fromkeys(short)):
+        pat = re.compile(r"(?<![A-Za-z0-9])" + re.escape(alias) + r"(?![A-Za-z0-9])")
+        if pat.search(text):
+            token = PLACEHOLDER.format(len(marks))
+            text = pat.sub(token, text)
+            marks.append(token)
+    if one_entity:
+        gold_words = {w.replace(".", "").lower() for t in plain for w in fold(t).split()}
+        for name in dict.fromkeys(p for t in plain for p in partial_names(t)):
+            token = PLACEHOLDER.format(len(marks))
+
+            def sub(m: re.Match, token: str = token) -> str:
+                prev = re.search(r"([A-Za-z.'’-]+)\s*$", text[:m.start()])
+                if _name_before(text, m.start(), gold_words, own=True) or \
+                        (prev and prev.group(1).replace(".", "").lower() in gold_words):
+                    return m.group()  # "Robert Damon" names another person; "Bolko II of Opole" is the full name
+                nxt = re.match(r"\s+([A-Z][a-z]+)", text[m.end():m.end() + 40])
+                if nxt and (nxt.group(1).lower() not in _GENERIC or nxt.group(1).lower() in gold_words):
+                    return m.group()  # "Eton Manor": another name; "Damon Hill": the full name, matched as itself
+                return token
+
+            pat = re.compile(r"(?<![A-Za-z0-9])" + re.escape(name) + r"(?![A-Za-z0-9'’])")
+            new = pat.sub(sub, text)
+            if new != text:
+                text = new
+                marks.append(token)
+    return text, marks

@@ -107,6 +107,26 @@ def quadrants(ws: Workspace, access_run: str, qa_run: str, judge: str = judge_mo
     return df[cols].reset_index(drop=True)
 
 
+def judge_agreement(ws: Workspace, judge: str = judge_mod.REFERENCE, score_threshold: float = 4) -> pd.DataFrame:
+    """The judge's measured agreement with human labels at the "answered well" threshold, one row per labelled set
+    (false credit, false reject, n and which set; see :mod:`emb_s_core.labels`): shown wherever its scores are."""
+    from emb_s_core import labels
+
+    name = judge if judge == judge_mod.REFERENCE or judge.startswith("llm:") else judge_mod.judge_name(judge)
+    return labels.agreement(ws, name, score_threshold)
+
+
+def agreement_lines(ws: Workspace, judge: str = judge_mod.REFERENCE, score_threshold: float = 4) -> list[str]:
+    """:func:`judge_agreement` as plain lines, or one line saying the judge was measured on no labels."""
+    from emb_s_core import labels
+
+    df = judge_agreement(ws, judge, score_threshold)
+    if df.empty:
+        return [f"judge {judge}: not measured against human labels (label answers on the Access vs use page; "
+                "they join this workspace's labelled set)"]
+    return labels.describe(df)
+
+
 def bank_notes(ws: Workspace, access_run: str, qa_run: str) -> list[str]:
     """The access and QA runs made on an earlier bank version, with the retired queries left out of the quadrants."""
     from emb_s_core import provenance

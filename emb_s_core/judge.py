@@ -1,27 +1,22 @@
 """Judging QA answers on a 0–5 scale (paper §A.6): an LLM judge and an offline reference-match judge.
 
 - LLM judge (``judge`` = any litellm model string): sees only (question, true answer, predicted answer), prompt
-  ``prompts/judge_v1.txt``, and must reply with one integer 0–5; :func:`parse_score` reads the score the reply gives
-  (the last standalone integer 0–5 once scale mentions are removed; ambiguous replies such as "3 or 4" and other
-  scales are ``unparseable``, never a zero). ``repeats`` > 1 judges each answer again (each repeat is its own cache
-  entry), so the spread of a judge can be measured; agreement uses every pair of parseable repeats.
-- Reference match (``judge = "reference"``, rule version ``reference_v2``): SQuAD-style normalization (lower case,
-  no punctuation, no articles, single spaces), best over the answer and its aliases, ``F1 = 2·P·R / (P + R)`` over
-  the normalized token bags. What the reply *asserts* is read by :mod:`emb_s_core.answer_match` (alternatives the
-  question offers, negation scopes, entities). In order:
-
-  1. ``5`` on exact match, or when a multi-entity answer's entities are exactly the reply's ("B and A" for "A and
-     B");
-  2. ``4`` when the reply asserts the answer (a whole-phrase occurrence outside a negation), or the answer's side of
-     an "X or Y?" question ("Virginia Woolf" for "Adeline Virginia Woolf"), or every entity of a multi-entity
-     answer, **and asserts no competing alternative** (the other side of "X or Y?", the other of yes/no);
-  3. at most ``1`` when the reply asserts a competitor ("Annie Morton or Terry Richardson", "Annie Morton, not
-     Terry Richardson" when the answer is Terry Richardson) or names the answer only under a negation ("not
-     yes"): its token overlap is not evidence of a right answer;
-  4. else ``min(3, round(5·F1))`` (partial overlap never reaches the "answered well" threshold 4).
-
-  It is the standard metric for the HotpotQA-style datasets plus the two checks containment needs; no model.
-  Rows written under an older rule version are judged again on the next run.
+  ``prompts/judge_v2.txt`` (asks for ``Score: N`` first), and :func:`parse_score` reads the score the reply gives
+  (a marked score first, so a number in the explanation never replaces it; hedges, ranges, out-of-range values and
+  other scales are ``unparseable``, never a zero). ``repeats`` > 1 judges each answer again (each repeat is its own
+  cache entry), so the spread of a judge can be measured; agreement uses every pair of parseable repeats.
+- Reference match (``judge = "reference"``, rule version ``reference_v3``): reply and truths are read in one
+  canonical form (:func:`answer_match.canonical`: accents folded, dates as year/month/day, numbers as digits), then
+  SQuAD-normalized; what the reply *asserts* is read by :mod:`emb_s_core.answer_match` (its final claim after a
+  correction, negation, alternatives the question offers, comparatives, hedges, refusals, lists, modifiers). In
+  order: ``5`` on exact match or the same entities; ``0`` for a refusal; at most ``1`` when the answer is asserted
+  only before a correction ("X? No — Y"); ``4`` / ``≤ 1`` for a comparison naming both sides, by its comparative;
+  ``4`` when the answer (an alias, a cased short alias or acronym, a partial name when one entity is asked, or its
+  side of "X or Y?") is asserted and no competitor is, unless it is one candidate of a hedge or a list carries
+  extra members (then ``≤ 1``); for yes/no questions answered without the word, ``4`` / ``0`` by the reply's
+  polarity; ``≤ 1`` when a competitor is asserted or the answer only negated; else ``min(3, round(5·F1))``.
+  ``question`` is required. Measured against the labelled sets in :mod:`emb_s_core.labels` (figures in
+  ``bench/RESULTS.md``). Rows written under an older rule version are judged again on the next run.
 
 Judgments live in the table ``judgments`` (one row per judge × QA run × rung × query × repeat).
 """
@@ -39,7 +34,7 @@ from emb_s_core.schema import UNPARSEABLE
 from emb_s_core.store import Workspace
 
 REFERENCE = "reference"
-REFERENCE_VERSION = "reference_v2"  # v1 credited containment without the alternative and negation checks
+REFERENCE_VERSION = "reference_v3"  # v1: containment alone; v2: + alternatives and negation; v3: issue 22
 JUDGMENTS_SCHEMA = pa.schema([
     pa.field("judge", pa.string(), nullable=False), pa.field("qa_run", pa.string(), nullable=False),
     pa.field("rung", pa.string(), nullable=False), pa.field("qid", pa.string(), nullable=False),
@@ -54,68 +49,147 @@ _RANGE_BEFORE = re.compile(r"(?<![\d.,])([0-5])\s*(?:or|-|–|—|to|/|and|,)\s*
 
 
 # --------------------------------------------------------------------------------------------- reference match
+_NUMBER_UNIT = re.compile(r"(\d+) (?:dollars|euros|pounds|percent|km|miles|m)")  # "$72,641" is also "72641"
 normalize = answer_match.normalize
 token_f1 = answer_match.token_f1
 
 
 def reference_score(prediction: str | None, answer: str | None, aliases: list[str] | None = None,
                     question: str | None = None) -> dict:
-    """The 0–5 reference-match score of ``prediction`` (rule in the module docstring) and why it was given.
+    """The 0–5 reference-match score of ``prediction`` (rule ``reference_v3`` in the module docstring) and why.
 
+    ``question`` is required: the alternatives it offers, the comparative it asks for and whether it asks for one
+    entity decide what a reply claims (a caller without it gets an error, never an older rule).
     Returns ``score``, ``em``, ``f1``, ``contained`` (the answer, or its side of the question, is asserted and
-    credited), and ``reason``: exact, entities, contained, alternative, competitor, negated or f1.
+    credited), and ``reason``.
     """
+    if question is None:
+        raise EmbSError("the reference judge needs the question (question=None given)",
+                        fix="pass question=<the query text>: what a reply claims depends on what was asked.")
     truths = [t for t in [answer, *(aliases or [])] if t]
-    em = max((float(normalize(prediction) == normalize(t) and bool(normalize(t))) for t in truths), default=0.0)
-    f1 = max((token_f1(prediction, t) for t in truths), default=0.0)
-    partial = min(3, int(round(5 * f1)))
+    pred = prediction or ""
+    canon = answer_match.canon
+    em = max((float(canon(pred) == canon(t) and bool(canon(t))) for t in truths), default=0.0)
+    f1 = max((answer_match.canon_f1(pred, t) for t in truths), default=0.0)
+
+    def out(score: int, reason: str, contained: bool = False) -> dict:
+        return {"score": score, "em": em, "f1": f1, "contained": contained, "reason": reason}
+
     if em:
-        return {"score": 5, "em": em, "f1": f1, "contained": True, "reason": "exact"}
+        return out(5, "exact", True)
     words = answer_match.question_words(question)
     alts = answer_match.alternatives_for(question, truths)
-    multi = [e for e in (answer_match.entities(t) for t in truths) if len(e) > 1]
-    reply = answer_match.Reply.parse(prediction, [*truths, *alts.answer_side, *alts.competitors,
-                                                  *(p for e in multi for p in e)])
     yes_no = bool(alts) and alts.answer_side[0] in answer_match.YES_NO
-    competitor = any(reply.asserts(c, words, yes_no) for c in alts.competitors)
+    if answer_match.refusal(pred) and not any(answer_match.refusal(t) for t in truths):
+        return out(0, "refusal")
+    multi = [e for e in (answer_match.entities(t) for t in truths) if len(e) > 1]
+    text, marks = answer_match.mark_truths(pred, truths, one_entity=not multi and not yes_no)
+    units = [m.group(1) for t in truths if (m := _NUMBER_UNIT.fullmatch(canon(t)))]
+    truths = [t for t in truths if not answer_match.short_caps(t) and not answer_match.shadowed(pred, t)]
+    truths += units + marks
+    before, final = answer_match.final_claim(text)
+    if before and not yes_no:  # the cue itself ("No —") belongs to the correction, not to the final claim
+        final = answer_match.CORRECTION.sub(" ", final, count=1)
+    phrases = [*truths, *alts.answer_side, *alts.competitors, *(p for e in multi for p in e)]
     sides = [(t, "contained") for t in truths] + [(a, "alternative") for a in alts.answer_side]
+    if before:
+        earlier = answer_match.Reply.parse(before, phrases)
+        later = answer_match.Reply.parse(final, phrases)
+        if any(earlier.asserts(p, words, yes_no) for p, _ in sides) and \
+                not any(later.asserts(p, words, yes_no) for p, _ in sides):
+            return out(min(1, int(round(5 * f1))), "rejected")
+    reply = answer_match.Reply.parse(final, phrases)
+    partial = min(3, int(round(5 * max((answer_match.canon_f1(final, t) for t in truths), default=0.0))))
+    if alts and not yes_no:
+        winner = answer_match.comparison_winner(reply, [*alts.answer_side, *alts.competitors], words)
+        if winner is not None:
+            return out(4, "compared", True) if winner in alts.answer_side else out(min(1, partial), "compared")
+    competitor = any(reply.asserts(c, words, yes_no) for c in alts.competitors)
     asserted = next((why for phrase, why in sides if reply.asserts(phrase, words, yes_no)), None)
-    if not competitor and any(set(e) == set(answer_match.entities(prediction)) for e in multi):
-        return {"score": 5, "em": em, "f1": f1, "contained": True, "reason": "entities"}
+    if not competitor and any(set(e) == set(answer_match.entities(final)) for e in multi):
+        return out(5, "entities", True)
     if asserted is None and not competitor and any(all(reply.asserts(p, words) for p in e) for e in multi):
         asserted = "contained"
     if asserted is not None and not competitor:
-        return {"score": 4, "em": em, "f1": f1, "contained": True, "reason": asserted}
+        if len(answer_match.HEDGE_MARKER.findall(final)) >= 2 or answer_match.ALSO_POSSIBLE.search(final):
+            return out(min(1, partial), "hedge")
+        if any(reply.hedged(p) for p, _ in sides if reply.mentions(p)) and \
+                not any(reply.mentions(p) and not reply.hedged(p) for p, _ in sides):
+            return out(min(1, partial), "hedge")
+        if answer_match.extra_members(final, [t for t in truths if t not in marks]):
+            return out(min(1, partial), "extra members")
+        return out(4, asserted, True)
+    if yes_no and not competitor and asserted is None:
+        polarity = answer_match.yes_no_polarity(reply)
+        if polarity is not None:
+            return out(4, "polarity", True) if polarity == alts.answer_side[0] else out(0, "polarity")
     blocked = competitor or any(reply.mentions(phrase) and not reply.asserts(phrase, words, yes_no)
                                 for phrase in [*(p for p, _ in sides), *(p for e in multi for p in e)])
     if blocked:
-        return {"score": min(1, partial), "em": em, "f1": f1, "contained": False,
-                "reason": "competitor" if competitor else "negated"}
-    return {"score": partial, "em": em, "f1": f1, "contained": False, "reason": "f1"}
+        return out(min(1, partial), "competitor" if competitor else "negated")
+    return out(partial, "f1")
 
 
 # --------------------------------------------------------------------------------------------- LLM judge
-def parse_score(reply: str | None) -> int | None:
-    """The score an LLM judge's reply gives, or None (unparseable; never a zero).
+_SCORE_WORDS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+                "nine": 9, "ten": 10}
+_VALUE = r"(?P<v>-?\d+(?:\.\d+)?|" + "|".join(_SCORE_WORDS) + r")(?![\w.]\d)"
+_AFTER = r"(?P<after>\s*(?:(?:/|out\s+of)\s*(?P<of>\d+)|(?:-|–|—|to|or|and)\s*\d))?"
+# a marked score: "Score: 4", "**Score:** 4/5", "final score is 4", "Rating - 2", '"score": 4', "(score 1)"
+_MARKER = re.compile(r"(?:\bscore|\brating|\bgrade)\b[\"*_\s]*(?:is|of|=|:|-|–)?[\"*_\s]*[\[(]?\s*" + _VALUE + _AFTER,
+                     re.I)
+_SCALED_VALUE = re.compile(r"(?<![\w.-])" + _VALUE + r"\s*(?:/|out\s+of)\s*5\b(?![.,]\d)", re.I)  # "3/5", "3 out of 5"
+_BARE = re.compile(r"^\W*" + _VALUE + r"\W*$", re.I)
+_LEADING = re.compile(r"^\s*" + _VALUE + r"\s*(?:[.:)=—–-]|\s-)\s+\S", re.I)  # "4. The answer ...", "5 = fully"
 
-    Rule: scale mentions are removed first ("0-5", "0 to 5", "out of 5", "/5", "scale of 5"); a reply naming
-    another scale ("7/10", "out of 10") is unparseable. The score is then the *last* standalone integer 0–5
-    (not part of a decimal such as 4.5 or of a longer number such as 10), so "On a 0-5 scale, I give it 4" → 4,
-    "4." → 4, "Score: 2 ... final score: 4" → 4. A last integer joined to another one ("3 or 4", "3-4", "3/4",
-    "between 3 and 4") is ambiguous: unparseable.
+
+def _value(token: str) -> int | None:
+    """An integer 0–5 from a digit string or a score word; None for decimals and values out of range."""
+    word = token.lower()
+    if word in _SCORE_WORDS:
+        value = _SCORE_WORDS[word]
+    elif re.fullmatch(r"-?\d+", token):
+        value = int(token)
+    else:
+        return None
+    return value if 0 <= value <= 5 else None
+
+
+def parse_score(reply: str | None) -> int | None:
+    """The score an LLM judge's reply gives, or None (unparseable; never a zero). Rule ``judge_parse_v2``:
+
+    1. a *marked* score wins: the last "Score: N" / "Rating: N" / "final score is N" / ``{"score": N}`` marker, or
+       "N/5" / "N out of 5"; a number elsewhere in the explanation never replaces it ("Score: 3 … 3 of 5 pets" → 3);
+    2. else a reply that is only a value ("4", "Four.", "**4**") or opens with one ("4. The answer …");
+    3. else the integers 0–5 of the reply once scale mentions ("0-5", "out of 5") are removed, if they are all the
+       same value ("I would give this a 4" → 4).
+    Score words are read ("Score: five" → 5). Out-of-range values ("Score: 7", "Score: -1"), decimals, ranges and
+    hedges ("3-4", "3 or 4", "I'd say 4, maybe 5"), and other scales ("7/10") are unparseable.
     """
-    text = reply or ""
+    text = (reply or "").strip()
+    if not text:
+        return None
+    marked = list(_MARKER.finditer(text))
+    if marked:
+        last = marked[-1]
+        if last.group("after") and (last.group("of") is None or last.group("of") != "5"):
+            return None  # "Score: 3-4", "Score: 7/10"
+        return _value(last.group("v"))
+    scaled = list(_SCALED_VALUE.finditer(text))
+    if scaled:
+        values = {_value(m.group("v")) for m in scaled}
+        return values.pop() if len(values) == 1 else None
+    for pattern in (_BARE, _LEADING):
+        m = pattern.match(text)
+        if m:
+            return _value(m.group("v"))
     if any(int(m.group(1)) != 5 for m in _OTHER_SCALE.finditer(_SCALE.sub(" ", text))):
         return None
     text = _SCALE.sub(" ", text)
-    found = [m for m in _INTEGER.finditer(text) if int(m.group(1)) <= 5 and len(m.group(1)) == 1]
-    if not found:
+    found = {int(m.group(1)) for m in _INTEGER.finditer(text)}
+    if len(found) != 1 or not 0 <= min(found) <= 5:
         return None
-    last = found[-1]
-    before = _RANGE_BEFORE.search(text[:last.start()])
-    if before is not None and int(before.group(1)) != int(last.group(1)):
-        return None
-    return int(last.group(1))
+    return found.pop()
 
 
 def judge_messages(prompt: protocol.Prompt, question: str, answer: str, prediction: str) -> llm.Messages:

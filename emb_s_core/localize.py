@@ -19,6 +19,7 @@ import pandas as pd
 
 from emb_s_core import ladder as ladder_mod
 from emb_s_core import llm, protocol, provenance, runs
+from emb_s_core.errors import EmbSError
 from emb_s_core.store import Workspace
 
 KIND = "localize"
@@ -27,25 +28,91 @@ _WORD = re.compile(r"\w+")
 ECHO_NGRAM = 8  # a reply sharing an 8-word sequence with the context copied document text
 
 
-def canonicalize(reply: str | None, k: int) -> list[int]:
-    """Integers in order of appearance, first ``k`` unique (paper §A.3); decimals are not ids."""
-    return read_ids(reply, k)[0]
+RAW_INTEGERS = "raw_integers_v1"  # the paper's rule: every integer of the reply, in order (§A.3)
+DOCID = "docid_v2"  # DocID mentions and JSON lists first; numbering, counts, ranges, separators read (issue 22)
+ID_RULES = (DOCID, RAW_INTEGERS)
+MAX_RANGE = 50  # "3-6" expands; a longer span is two numbers, not a range
+_JSON_LIST = re.compile(r"\[\s*\d[\d\s,]*\]")
+_MENTION = re.compile(r"(?:\bdoc(?:ument)?s?\s*(?:ids?)?|\bids?)\s*[=:#]?\s*#?\s*(\d[\d,]*)"
+                      r"(?:\s*(?:-|–|to)\s*(\d+))?|#(\d+)", re.I)
+_NUMBERING = re.compile(r"^[ \t]*(?:[-*•][ \t]*)?\d+[.)](?=[ \t]+\S)", re.M)  # "1. ", "2) " opening a line
+_COUNT_AFTER = re.compile(r"^\s*(?:relevant\b|most\b|documents?\b|docs?\b|ids?\b|docids?\b|results?\b|ones?\b|"
+                          r"items?\b|of\s+them\b)", re.I)
+_COUNT_BEFORE = re.compile(r"(?:\btop|\bfound)\s*$", re.I)
+_RAW_NUMBER = re.compile(r"\d+(?:,\d{3})+(?![\d.])|\d+(?:\.\d+)+|\d+")
+_RANGE = re.compile(r"(\d+)\s*(?:-|–|\bto\b)\s*(\d+)")
 
 
-def read_ids(reply: str | None, k: int) -> tuple[list[int], dict]:
-    """The ids of :func:`canonicalize` and what was dropped reading them: ``decimals`` (numbers with a decimal
-    point, e.g. "relevance 3.5"), ``repeated`` (ids named again), ``beyond_k`` (unique ids after
-    the first ``k``)."""
+def canonicalize(reply: str | None, k: int, context_ids: set[int] | None = None, rule: str = DOCID) -> list[int]:
+    """The first ``k`` unique ids a localization reply names (see :func:`read_ids`)."""
+    return read_ids(reply, k, context_ids, rule)[0]
+
+
+def _empty_dropped() -> dict[str, list]:
+    return {"decimals": [], "repeated": [], "beyond_k": [], "not_in_context": [], "numbering": [], "counts": []}
+
+
+def _numbers(text: str, context_ids: set[int] | None, dropped: dict) -> list[int]:
+    """Bare numbers in order: ranges expanded, decimals dropped, "1,234" one number when it is an id of the context
+    (or no context is known), else its parts."""
     out: list[int] = []
-    seen: set[int] = set()
-    dropped: dict[str, list] = {"decimals": [], "repeated": [], "beyond_k": []}
-    for match in _NUMBER.finditer(reply or ""):
-        token = match.group()
-        if not token.isdigit():
+    pos = 0
+    for m in _RAW_NUMBER.finditer(text):
+        if m.start() < pos:
+            continue
+        token = m.group()
+        if "." in token:
             dropped["decimals"].append(token)
             continue
-        value = int(token)
-        if value in seen:
+        rng = _RANGE.match(text, m.start())
+        if rng and "," not in token:
+            a, b = int(rng.group(1)), int(rng.group(2))
+            if 0 < abs(b - a) <= MAX_RANGE:
+                out += list(range(a, b + 1)) if b > a else list(range(a, b - 1, -1))
+                pos = rng.end()
+                continue
+        if "," in token:
+            whole = int(token.replace(",", ""))
+            parts = [int(p) for p in token.split(",")]
+            if context_ids is None or whole in context_ids or not any(p in context_ids for p in parts):
+                out.append(whole)
+            else:
+                out += parts
+            continue
+        out.append(int(token))
+    return out
+
+
+def read_ids(reply: str | None, k: int, context_ids: set[int] | None = None, rule: str = DOCID
+             ) -> tuple[list[int], dict]:
+    """The ids a reply names, first ``k`` unique, and what reading them dropped.
+
+    ``docid_v2`` (default): a JSON list of integers if the reply holds one; else the ``DocID N`` / ``#N`` mentions
+    if there are any; else the bare numbers, skipping list numbering ("1. 40" → 40) and counts ("Top 2: …", "2
+    documents"), expanding ranges ("3-6"), reading thousands separators. Numbers that are not ids of the context
+    shown (``context_ids``) are dropped. ``raw_integers_v1``: the paper's rule, every integer in order.
+    Dropped (for the audit): ``decimals``, ``repeated``, ``beyond_k``, ``not_in_context``, ``numbering``,
+    ``counts``.
+    """
+    if rule not in ID_RULES:
+        raise EmbSError(f"unknown id rule {rule!r}", fix=f"use one of: {', '.join(ID_RULES)}.")
+    text = reply or ""
+    dropped = _empty_dropped()
+    if rule == RAW_INTEGERS:
+        found = []
+        for match in _NUMBER.finditer(text):
+            if match.group().isdigit():
+                found.append(int(match.group()))
+            else:
+                dropped["decimals"].append(match.group())
+    else:
+        found = _docid_numbers(text, context_ids, dropped)
+    out: list[int] = []
+    seen: set[int] = set()
+    for value in found:
+        if context_ids is not None and rule == DOCID and value not in context_ids:
+            dropped["not_in_context"].append(value)
+        elif value in seen:
             dropped["repeated"].append(value)
         elif len(out) == k:
             dropped["beyond_k"].append(value)
@@ -54,6 +121,32 @@ def read_ids(reply: str | None, k: int) -> tuple[list[int], dict]:
             seen.add(value)
             out.append(value)
     return out, dropped
+
+
+def _docid_numbers(text: str, context_ids: set[int] | None, dropped: dict) -> list[int]:
+    lists = _JSON_LIST.findall(text)
+    if lists:
+        return [int(x) for x in re.findall(r"\d+", lists[0])]
+    out: list[int] = []
+    for m in _MENTION.finditer(text):
+        if m.group(3):
+            out.append(int(m.group(3)))
+            continue
+        out += _numbers(m.group(1).rstrip(","), context_ids, dropped)
+        if m.group(2):
+            start, stop = out[-1], int(m.group(2))
+            if 0 < abs(stop - start) <= MAX_RANGE:
+                step = 1 if stop > start else -1
+                out += list(range(start + step, stop + step, step))
+    text = _MENTION.sub(lambda m: "~" * len(m.group()), text)  # then the numbers outside the mentions
+    for m in _NUMBERING.finditer(text):
+        dropped["numbering"].append(int(re.search(r"\d+", m.group()).group()))
+    text = _NUMBERING.sub(lambda m: " " * len(m.group()), text)
+    for m in _RAW_NUMBER.finditer(text):
+        if m.group().isdigit() and (_COUNT_AFTER.match(text, m.end()) or _COUNT_BEFORE.search(text[:m.start()])):
+            dropped["counts"].append(int(m.group()))
+            text = text[:m.start()] + " " * len(m.group()) + text[m.end():]
+    return out + _numbers(text, context_ids, dropped)
 
 
 def _ngrams(text: str, n: int = ECHO_NGRAM) -> set[tuple[str, ...]]:
@@ -68,10 +161,12 @@ def audit(reply: str | None, ids: list[int], context_ids: set[int], context_text
     reply = reply or ""
     echoed = bool(context_text) and bool(_ngrams(reply) & _ngrams(context_text or ""))
     not_in = [i for i in ids if i not in context_ids]
-    dropped = dropped or {"decimals": [], "repeated": [], "beyond_k": []}
-    return {"n_ids": len(ids), "ids_not_in_context": not_in, "n_not_in_context": len(not_in),
+    dropped = {**_empty_dropped(), **(dropped or {})}
+    invented = not_in + [i for i in dropped["not_in_context"] if i not in not_in]
+    return {"n_ids": len(ids), "ids_not_in_context": invented, "n_not_in_context": len(invented),
             "no_ids": not ids, "document_text": echoed, "dropped_decimals": dropped["decimals"][:50],
-            "n_repeated": len(dropped["repeated"]), "dropped_beyond_k": dropped["beyond_k"][:50]}
+            "n_repeated": len(dropped["repeated"]), "dropped_beyond_k": dropped["beyond_k"][:50],
+            "dropped_numbering": dropped["numbering"][:50], "dropped_counts": dropped["counts"][:50]}
 
 
 def messages_for(prompt: protocol.Prompt, question: str, context: str, k: int) -> llm.Messages:
@@ -118,7 +213,7 @@ def _done(ws: Workspace, run: str) -> set[tuple[str, str]]:
 
 
 def estimate(ws: Workspace, gateway: llm.Gateway, k: int = 10, rungs: list[str] | None = None,
-             limit: int | None = None, name: str | None = None) -> dict:
+             limit: int | None = None, name: str | None = None) -> dict:  # the id rule costs nothing
     """Calls, tokens and the cost upper bound of a localization run, before it starts."""
     prompt = protocol.load_prompt("localize")
     plan = _plan(ws, gateway, k, rungs, limit, name or default_name(gateway.model, k), prompt)
@@ -132,12 +227,16 @@ def estimate(ws: Workspace, gateway: llm.Gateway, k: int = 10, rungs: list[str] 
 
 def localize(ws: Workspace, gateway: llm.Gateway, k: int = 10, name: str | None = None,
              rungs: list[str] | None = None, limit: int | None = None, batch_size: int = 8,
-             progress: llm.ProgressFn | None = None) -> str:
-    """Run localization over the ladder and store it as run ``name`` (kind ``localize``); resumable."""
+             progress: llm.ProgressFn | None = None, id_rule: str = DOCID) -> str:
+    """Run localization over the ladder and store it as run ``name`` (kind ``localize``); resumable. ``id_rule``
+    (recorded in the run's config and each row's detail) says how replies are read: see :func:`read_ids`."""
+    if id_rule not in ID_RULES:
+        raise EmbSError(f"unknown id rule {id_rule!r}", fix=f"use one of: {', '.join(ID_RULES)}.")
     gateway.check_credentials()
     prompt = protocol.load_prompt("localize")
     name = name or default_name(gateway.model, k)
     config = {"model": gateway.model, "k": k, "prompt_version": prompt.version, "prompt_sha": prompt.digest,
+              "id_rule": id_rule,
               "window": gateway.window,
               "max_tokens": gateway.max_tokens, "temperature": gateway.temperature,
               provenance.LADDER_KEY: provenance.ladder_hashes(ladder_mod.load(ws))}
@@ -151,6 +250,7 @@ def localize(ws: Workspace, gateway: llm.Gateway, k: int = 10, name: str | None 
     for start in range(0, len(plan), batch_size):
         chunk = plan[start:start + batch_size]
         send = [p for p in chunk if p["messages"] is not None]
+        gateway.usage.does_not_fit += len(chunk) - len(send)  # cells the plan found too big are never sent
         replies = dict(zip((id(p) for p in send),
                            gateway.complete_many([p["messages"] for p in send],
                                                  prompt_tokens=[p["prompt_tokens"] for p in send])))
@@ -159,20 +259,20 @@ def localize(ws: Workspace, gateway: llm.Gateway, k: int = 10, name: str | None 
             result = replies.get(id(p)) or llm.CallResult(
                 llm.DOES_NOT_FIT, prompt_tokens=p["prompt_tokens"],
                 error=f"context {p['prompt_tokens']} tokens + {gateway.max_tokens} reply > window {gateway.window}")
-            rows.append(_row(p, result, k, prompt.version))
+            rows.append(_row(p, result, k, prompt.version, id_rule))
         runs.save_results(ws, name, rows)
         if progress:
             progress("localize", min(1.0, (start + len(chunk)) / len(plan)))
     return name
 
 
-def _row(entry: dict, result: llm.CallResult, k: int, prompt_version: str) -> dict:
-    detail: dict[str, Any] = {"prompt_version": prompt_version, **result.to_detail()}
+def _row(entry: dict, result: llm.CallResult, k: int, prompt_version: str, id_rule: str) -> dict:
+    detail: dict[str, Any] = {"prompt_version": prompt_version, "id_rule": id_rule, **result.to_detail()}
     if result.status != llm.OK:
         status = runs.DOES_NOT_FIT if result.status == llm.DOES_NOT_FIT else runs.ERROR
         return {"rung": entry["rung"], "qid": entry["qid"], "doc_ids": [], "scores": None, "status": status,
                 "detail": detail}
-    ids, dropped = read_ids(result.text, k)
+    ids, dropped = read_ids(result.text, k, entry["context_ids"], id_rule)
     detail["audit"] = audit(result.text, ids, entry["context_ids"], entry["context"], dropped)
     detail["reply"] = (result.text or "")[:2000]
     return {"rung": entry["rung"], "qid": entry["qid"], "doc_ids": ids, "scores": None, "status": runs.OK,

@@ -36,9 +36,14 @@ class Prompt:
         return self.template.format(**fields)
 
 
-def load_prompt(name: str, version: int = 1) -> Prompt:
-    """``emb_s_core/prompts/<name>_v<version>.txt`` (package data)."""
-    stem = f"{name}_v{version}"
+# the prompt each protocol sends now; older versions stay in prompts/ so stored rows can say what they were sent
+# (judge_v2 asks for "Score: N", localize_v2 for a JSON list of ids: replies that cannot be confused; issue 22)
+CURRENT_PROMPTS = {"judge": 2, "localize": 2}
+
+
+def load_prompt(name: str, version: int | None = None) -> Prompt:
+    """``emb_s_core/prompts/<name>_v<version>.txt`` (package data); the current version by default."""
+    stem = f"{name}_v{CURRENT_PROMPTS.get(name, 1) if version is None else version}"
     try:
         text = resources.files("emb_s_core.prompts").joinpath(f"{stem}.txt").read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -179,6 +179,7 @@ def answer(ws: Workspace, gateway: llm.Gateway, setting: str = RAG, context_run:
     for start in range(0, len(plan), batch_size):
         chunk = plan[start:start + batch_size]
         send = [p for p in chunk if p.get("messages") is not None]
+        gateway.usage.does_not_fit += sum(p.get("status") == llm.DOES_NOT_FIT for p in chunk)  # never sent
         results = dict(zip((id(p) for p in send),
                            gateway.complete_many([p["messages"] for p in send],
                                                  prompt_tokens=[p["prompt_tokens"] for p in send])))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from emb_s_core import diagnose, metrics, qa
+from emb_s_core import diagnose, labels, metrics, qa
 from emb_s_core import judge as judge_mod
 from emb_s_core.analysis import access_use
 from ui import cases as case_ui
@@ -71,6 +71,10 @@ st.plotly_chart(fig, theme=None, key="access_use", width="stretch")
 widgets.figure_downloads(fig, f"access_use_{access}_{qa_run}", "access_use")
 st.dataframe(summary, hide_index=True, width="stretch")
 widgets.table_downloads(summary, f"access_use_{by}", "access_use_table")
+# a judge is only as good as its measured agreement with human labels: shown beside its scores, as plain text
+with widgets.guard():
+    for line in diagnose.agreement_lines(ws, judge, t_u):
+        st.text(line)
 
 st.subheader("Cases")
 quadrant = state.selectbox("Quadrant", list(diagnose.CASE_LISTS), "quadrant", default=diagnose.USE_FAILURE,
@@ -84,6 +88,17 @@ if len(cases):
     widgets.table_downloads(shown, f"cases_{quadrant}", "cases")
     # the same cells as a case list (links, tags, notes; importable as a tag): the access run's cases at each rung
     case_ui.case_downloads(cases.assign(run=access), path, v, f"{quadrant}_{access}_{qa_run}", "quadrant")
+    with st.expander("Label an answer right or wrong (joins this workspace's labelled set)"):
+        keys = list(zip(cases["rung"], cases["qid"]))
+        pick = st.selectbox("Case", range(len(keys)), format_func=lambda i: f"{keys[i][0]} · {keys[i][1]}",
+                            key="label_case")
+        st.text(f"answer: {cases['answer'].iloc[pick]}")
+        verdict = st.radio("The answer is", ["right", "wrong"], horizontal=True, key="label_verdict")
+        note = st.text_input("Note (optional)", key="label_note")
+        if st.button("Save label", key="label_save"):
+            with widgets.guard():
+                labels.add_label(ws, qa_run, keys[pick][0], keys[pick][1], verdict == "right", note)
+                st.success("Label saved: it counts in the agreement figures above from the next refresh.")
     st.page_link("pages/3_Query_drilldown.py", label=f"Open {md(cases['qid'].iloc[0], one_line=True)} in the drill-down →",
                  query_params=state.carried(by="search", q=cases["qid"].iloc[0], run=access,
                                             rung=cases["rung"].iloc[0]))

@@ -35,7 +35,8 @@ if stale:
     st.warning(f"The ladder is stale: {md(stale)}. Rebuild it with `emb-s ladder build --workspace DIR`.")
 if table.empty:
     st.info("No collision verdicts in this workspace yet. Run `emb-s collide --workspace DIR --model MODEL` "
-            "(e.g. --model local/smollm2-135m offline) to label each query's nearest non-reference documents.")
+            "(e.g. --model local/smollm2-135m offline, a plumbing check only: use a real model for verdicts) "
+            "to label each query's nearest non-reference documents.")
     st.stop()
 
 labelers = sorted(table["labeler"].unique())

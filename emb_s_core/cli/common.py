@@ -47,7 +47,8 @@ def _fmt(value: Any) -> str:
 def add_model_options(p: argparse.ArgumentParser, default: str | None = DEFAULT_MODEL, flag: str = "--model") -> None:
     """The model options every LLM-driven command takes (localize, qa, judge, collide, domains)."""
     p.add_argument(flag, default=default, metavar="MODEL",
-                   help=f"any litellm model string (default {default}: the offline demo model)")
+                   help=f"any litellm model string (default {default}: the offline plumbing check, which shows "
+                        "the pipeline runs; its replies measure nothing)")
     p.add_argument("--context-window", type=int, default=None, metavar="N",
                    help="model window in tokens (required for models litellm does not know)")
     p.add_argument("--max-tokens", type=int, default=None, metavar="N", help="reply length limit")

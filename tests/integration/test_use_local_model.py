@@ -27,7 +27,7 @@ def test_local_model_end_to_end(local_model, tmp_path, capsys):
                  "--max-tokens", "24"]) == 0
     out = capsys.readouterr()
     assert "estimate: 4 cells, 0 cached, 2 do not fit, 2 calls to send" in out.out
-    assert "offline demo model" in out.err
+    assert "offline plumbing check" in out.err and "2 did not fit" in out.out  # the label says what it is for
     run = "localize:local/smollm2-135m@3"
     ws.refresh()  # the CLI wrote through its own Workspace object
     res = runs.load_results(ws, runs=[run]).set_index(["rung", "qid"])

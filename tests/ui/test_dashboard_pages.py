@@ -315,6 +315,29 @@ def test_access_vs_use_page(use_ws, monkeypatch, tmp_path):
     assert at.query_params["tu"] == "0" and "0 (rung, query) cells" in at.caption[-1].value
 
 
+def test_access_vs_use_shows_judge_agreement_and_labels_an_answer(use_ws, monkeypatch, tmp_path):
+    """Issue 22: the judge's measured agreement (false credit, false reject, n, which set) is beside its scores, and
+    a researcher labels a case from the page; the label joins the workspace's labelled set."""
+    import shutil
+
+    from emb_s_core import labels
+
+    monkeypatch.setenv("EMB_S_DATA", str(tmp_path))
+    shutil.copytree(use_ws, tmp_path / "ws")
+    params = {"ws": str(tmp_path / "ws"), "run": "oracle", "qa": "qa1"}
+    at = run_page("6_Access_vs_Use.py", params)
+    assert_clean(at)
+    lines = [t.value for t in at.text]
+    assert any("judge reference (reference_v3)" in t and "false credit" in t and "held-out" in t for t in lines)
+    at.radio(key="label_verdict").set_value("right")
+    at.button(key="label_save").click().run()
+    assert_clean(at)
+    got = labels.load_labels(Workspace(tmp_path / "ws"))
+    assert got[["qid", "correct"]].values.tolist() == [["g01", True]]  # the use failure, labelled right
+    at = run_page("6_Access_vs_Use.py", params)
+    assert any("this workspace's labels" in t.value and "false reject 100.0% of 1 right" in t.value for t in at.text)
+
+
 def test_access_vs_use_lists_excluded_cells_and_names_results_of_retired_queries(use_ws, monkeypatch, tmp_path):
     """Issue 16: the excluded cells are a case list with their reason; results of a query the bank no longer holds
     are left out and named, as text."""

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from emb_s_core import answer_match, judge
+from emb_s_core.errors import EmbSError
 
 OLDER = "Who is older, Annie Morton or Terry Richardson?"
 HOTPOT = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "hotpotqa-dev-distractor-500" / \
@@ -83,7 +84,7 @@ def test_yes_no_words_count_only_at_a_clause_edge():
     ("Terry Richardson or Annie Morton", 1),
     ("Annie Morton and Terry Richardson", 1),
     ("Annie Morton, not Terry Richardson", 1),
-    ("Annie Morton is younger than Terry Richardson", 1),  # cannot tell which way it points: not credited
+    ("Terry Richardson is younger than Annie Morton", 1),  # the antonym puts Annie Morton first (issue 22)
     ("Terry Richardson is not older", 1),
     ("Neither Annie Morton nor Terry Richardson", 1),
     ("Annie Morton", 0),
@@ -94,7 +95,9 @@ def test_yes_no_words_count_only_at_a_clause_edge():
     ("Terry Richardson is older than Annie Morton", 4),
     ("Not Annie Morton but Terry Richardson", 4),
     ("The older one is Terry Richardson.", 4),
-    ("Richardson", 3),  # partial overlap stays below the "answered well" threshold
+    ("Richardson", 4),  # the surname, for a question asking for one person (issue 22)
+    ("Annie Morton is younger than Terry Richardson", 4),  # both sides, the antonym: Terry Richardson is older
+    ("Robert Richardson", 2),  # another person's name: token overlap only
 ])
 def test_comparison_question(reply, score):
     assert judge.reference_score(reply, "Terry Richardson", [], question=OLDER)["score"] == score
@@ -108,7 +111,7 @@ def test_comparison_question(reply, score):
     ("yes and no", "yes", 1),
     ("no and yes", "no", 1),
     ("Yes or no", "no", 1),
-    ("I cannot say yes", "yes", 1),
+    ("I cannot say yes", "yes", 0),  # a refusal
     ("No, they were not.", "no", 4),
     ("Yes, they were not from the same country", "no", 0),
 ])
@@ -153,8 +156,9 @@ def test_negated_answer_outside_comparisons():
     q = "What government position was held by the woman who portrayed Corliss Archer?"
     assert judge.reference_score("She was Chief of Protocol", "Chief of Protocol", [], question=q)["score"] == 4
     assert judge.reference_score("It was not Chief of Protocol", "Chief of Protocol", [], question=q)["score"] == 1
-    # without a question, the rule still reads negation (old callers pass no question)
-    assert judge.reference_score("not Chief of Protocol", "Chief of Protocol")["score"] == 1
+    # without a question there is no rule to apply (issue 22: no silent fallback to an older rule)
+    with pytest.raises(EmbSError):
+        judge.reference_score("not Chief of Protocol", "Chief of Protocol")
 
 
 @pytest.mark.skipif(not HOTPOT.is_file(), reason="shared HotpotQA data not present")

@@ -35,7 +35,8 @@ def test_canonicalize(reply, k, expected):
 def test_read_ids_audits_what_was_dropped():
     ids, dropped = localize.read_ids("DocID 286 (relevance 3.5), 12, 286, 7, 9 and 1.2.3", 3)
     assert ids == [286, 12, 7]
-    assert dropped == {"decimals": ["3.5", "1.2.3"], "repeated": [286], "beyond_k": [9]}
+    assert {k: v for k, v in dropped.items() if v} == {"decimals": ["3.5", "1.2.3"], "repeated": [286],
+                                                       "beyond_k": [9]}
     audit = localize.audit("x", ids, {286, 12}, None, dropped)
     assert audit["dropped_decimals"] == ["3.5", "1.2.3"] and audit["n_repeated"] == 1
     assert audit["dropped_beyond_k"] == [9] and audit["ids_not_in_context"] == [7]
@@ -47,7 +48,8 @@ def test_audit_flags():
                                                           "Other text"]}))
     ok = localize.audit("1, 2", [1, 2], {1, 2}, ctx_text)
     assert ok == {"n_ids": 2, "ids_not_in_context": [], "n_not_in_context": 0, "no_ids": False,
-                  "document_text": False, "dropped_decimals": [], "n_repeated": 0, "dropped_beyond_k": []}
+                  "document_text": False, "dropped_decimals": [], "n_repeated": 0, "dropped_beyond_k": [],
+                  "dropped_numbering": [], "dropped_counts": []}
     invented = localize.audit("1, 77", [1, 77], {1, 2}, ctx_text)
     assert invented["ids_not_in_context"] == [77] and invented["n_not_in_context"] == 1
     assert localize.audit("I cannot tell.", [], {1, 2}, ctx_text)["no_ids"]
@@ -64,7 +66,7 @@ def test_prompt_serializes_the_rung(ws):
     prompt = protocol.load_prompt("localize")
     msgs = localize.messages_for(prompt, "What is the capital of Zorland?", context, 5)
     text = msgs[0]["content"]
-    assert prompt.version == "localize_v1" and "What is the capital of Zorland?" in text
+    assert prompt.version == "localize_v2" and "What is the capital of Zorland?" in text
     assert "5 most relevant" in text and context in text
     with pytest.raises(EmbSError, match="no prompt file"):
         protocol.load_prompt("localize", version=99)
@@ -79,10 +81,14 @@ def test_localize_run_is_a_run(ws):
     expected = {(r, q) for r in ("2K/geography", "4K") for q in protocol.rung_queries(lad.rung(r), 4)}
     assert set(zip(res["rung"], res["qid"])) == expected and len(expected) == 8  # --limit is per rung
     assert (res["status"] == runs.OK).all()
-    assert all(list(ids) == [0, 12, 3] for ids in res["doc_ids"])
+    shown = {r: set(lad.rung(r).doc_ids.tolist()) for r in ("2K/geography", "4K")}
+    for rung, ids in zip(res["rung"], res["doc_ids"]):  # ids not shown in the rung's context are dropped
+        assert list(ids) == [i for i in (0, 12, 3, 999) if i in shown[rung]][:3]
+    assert runs.get_run(ws, name)["config"]["id_rule"] == localize.DOCID
     detail = json.loads(res["detail"].iloc[0])
-    assert detail["prompt_version"] == "localize_v1" and detail["reply"].startswith("[DocID=0]")
-    assert detail["audit"]["n_ids"] == 3 and detail["cost"] > 0
+    assert detail["id_rule"] == localize.DOCID and 999 in detail["audit"]["ids_not_in_context"]
+    assert detail["prompt_version"] == "localize_v2" and detail["reply"].startswith("[DocID=0]")
+    assert detail["audit"]["n_ids"] == len(res["doc_ids"].iloc[0]) and detail["cost"] > 0
     summary = localize.audit_summary(ws, name)
     assert summary["calls"].sum() == len(expected) and summary["ok"].sum() == len(expected)
 

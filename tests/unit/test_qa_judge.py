@@ -60,7 +60,12 @@ def reader(ws, always_right=(), always_wrong=()):
     (None, "Quimby", [], 0),
 ])
 def test_reference_score(pred, truth, aliases, score):
-    assert judge.reference_score(pred, truth, aliases)["score"] == score
+    assert judge.reference_score(pred, truth, aliases, question="What is it?")["score"] == score
+
+
+def test_reference_score_needs_the_question():
+    with pytest.raises(EmbSError, match="needs the question"):
+        judge.reference_score("Terry Richardson or Annie Morton", "Terry Richardson", question=None)
 
 
 def test_normalize_and_f1():
@@ -242,7 +247,7 @@ def test_reference_and_llm_judges_with_agreement(ws, monkeypatch):
     judge.judge(ws, name, "gpt-4o-mini", gw(ws, max_tokens=4), repeats=2)
     assert calls["n"] == 24
     raw = judge.load_judgments(ws, ["llm:gpt-4o-mini"], [name])
-    assert raw["prompt_version"].eq("judge_v1").all() and len(raw) == 24
+    assert raw["prompt_version"].eq("judge_v2").all() and len(raw) == 24
 
 
 def test_judge_bad_inputs(ws):
@@ -297,7 +302,8 @@ def test_reference_judge_reads_the_question_and_rejudges_old_rule_rows(ws, monke
     judge.judge(ws, name)
     rows = judge.load_judgments(ws, ["reference"], [name]).set_index("qid")
     assert rows.loc["p00", "prompt_version"] == judge.REFERENCE_VERSION
-    assert rows.loc["p00", "score"] == 4 and rows.loc["p00", "raw"] == "contained"  # the bank asks no "X or Y?"
+    # the bank asks no "X or Y?": "<answer> or 1999" is a hedge between two years, not credited (issue 22)
+    assert rows.loc["p00", "score"] <= 1 and rows.loc["p00", "raw"] == "hedge"
     # an old-rule row is replaced on the next run; a current one is not
     table = judge.load_judgments(ws, ["reference"], [name])
     table.loc[table["qid"] == "p00", ["prompt_version", "score"]] = [None, 0.0]
@@ -310,7 +316,7 @@ def test_reference_judge_reads_the_question_and_rejudges_old_rule_rows(ws, monke
     judge.judge(ws, name)
     ws.refresh()
     assert ws.version == version + 1  # one batch: only the old-rule row
-    assert judge.scores(ws, name, "reference").set_index("qid").loc["p00", "score"] == 4
+    assert judge.scores(ws, name, "reference").set_index("qid").loc["p00", "score"] <= 1
 
 
 def test_llm_judgments_of_the_old_parser_are_read_with_the_new_one(ws, monkeypatch):

@@ -1,0 +1,78 @@
+"""The labelled sets and the judges' measured agreement (issue 22)."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from emb_s_core import answer_match, judge, labels, llm, localize, qa
+from emb_s_core.errors import EmbSError
+from testkit.use_bank import scripted, use_base_ws, ws  # noqa: F401 (fixtures)
+
+
+def test_labelled_sets_are_big_enough_labelled_and_split():
+    answers = labels.load_set("answers.jsonl")
+    assert len(answers) >= 600
+    assert {a["dataset"] for a in answers} >= {"hotpotqa", "musique", "2wiki", "locomo", "demo", "hand"}
+    assert all(isinstance(a["correct"], bool) and a["question"] and a["reply"] is not None for a in answers)
+    assert {a["split"] for a in answers} == {"tune", "held_out"}
+    held = [a for a in answers if a["split"] == "held_out"]
+    assert any(a["style"].startswith("unseen:") for a in held)  # never-tuned phrasings, held-out questions only
+    assert not any(a["style"].startswith("unseen:") for a in answers if a["split"] == "tune")
+    assert len(labels.load_set("judge_replies.jsonl")) >= 70 and len(labels.load_set("localize_replies.jsonl")) >= 33
+
+
+def test_stored_figures_are_what_todays_rule_gives():
+    """agreement.json (shown by diagnose and the page) cannot go stale: it is measured again here."""
+    stored = labels.stored_figures()[judge.REFERENCE_VERSION]
+    now = labels.reference_figures("held_out")
+    assert now["rule"] == stored["rule"] and now["labelled_set"] == stored["labelled_set"]
+    for t, row in now["thresholds"].items():
+        for key, value in row.items():
+            assert stored["thresholds"][t][key] == pytest.approx(value), (t, key)
+
+
+def test_reference_judge_beats_token_f1_at_every_threshold_on_held_out_items():
+    held = [a for a in labels.load_set() if a["split"] == "held_out"]
+    ref = labels.stored_figures()[judge.REFERENCE_VERSION]["thresholds"]["4"]
+    assert ref["false_reject"] <= 0.10
+    correct = [a["correct"] for a in held]
+    f1 = [max(answer_match.token_f1(a["reply"], t) for t in [a["gold"], *a["aliases"]]) for a in held]
+    for threshold in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0):
+        base = labels.rates(correct, [f >= threshold for f in f1])
+        assert ref["false_credit"] + ref["false_reject"] < base["false_credit"] + base["false_reject"], threshold
+
+
+def test_parsers_on_their_labelled_sets():
+    for item in labels.load_set("judge_replies.jsonl"):
+        assert judge.parse_score(item["reply"]) == item["score"], item["reply"]
+    locs = labels.load_set("localize_replies.jsonl")
+    bad = [it["reply"] for it in locs if localize.canonicalize(it["reply"], it["k"], set(it["context_ids"]))
+           != it["ids"]]
+    assert not [b for b in bad if b in {it["reply"] for it in locs if it["split"] == "tune"}]
+    assert len(bad) <= 1  # held out: "There are 3 relevant ones: 17, 88, 301" (3 is also an id shown) is read wrong
+
+
+def test_workspace_labels_measure_any_judge(ws, monkeypatch):
+    gw = llm.Gateway.for_workspace(ws, "gpt-4o-mini", params={"mock_response": "x"}, backoff=0.001)
+    scripted(monkeypatch, lambda m: "Quimby or Pexaton")  # a hedge: the reference judge does not credit it
+    name = qa.answer(ws, gw, setting="global", rungs=["2K/geography"], limit=2)
+    judge.judge(ws, name)
+    answers = qa.load_answers(ws, [name])
+    (r0, q0), (r1, q1) = list(zip(answers["rung"], answers["qid"]))[:2]
+    labels.add_label(ws, name, r0, q0, correct=True, note="a researcher reads it as right")
+    labels.add_label(ws, name, r1, q1, correct=False)
+    df = labels.agreement(ws, judge.REFERENCE, 4)
+    mine = df[df["labelled_set"] == labels.WORKSPACE_SET].iloc[0]
+    assert (mine["n"], mine["n_right"], mine["n_wrong"]) == (2, 1, 1)
+    assert mine["false_reject"] == 1.0 and mine["false_credit"] == 0.0
+    assert (df["labelled_set"] == labels.PACKAGED_SET).any()  # the packaged held-out figures sit beside them
+    labels.add_label(ws, name, r1, q1, correct=True)  # a later label replaces the earlier one
+    assert labels.load_labels(ws).set_index("qid").loc[q1, "correct"]
+    with pytest.raises(EmbSError, match="has no answer"):
+        labels.add_label(ws, name, r0, "nope", correct=True)
+    # an LLM judge nobody measured says so instead of showing nothing
+    from emb_s_core import diagnose
+
+    assert "not measured" in diagnose.agreement_lines(ws, "llm:gpt-4o-mini")[0]
+    assert math.isnan(labels.rates([True], [True])["false_credit"])
