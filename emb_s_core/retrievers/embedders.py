@@ -286,7 +286,7 @@ class LiteLLMEmbedder(Embedder):
         self.model = model
         bases = api_base or os.environ.get("EMB_S_EMBEDDING_API_BASE") or ""
         self.api_bases: list[str | None] = [b.strip() for b in bases.split(",") if b.strip()] or [None]
-        self.api_base = self.api_base_shown = self.api_bases[0]
+        self.api_base = self.api_bases[0]
         self.api_key = api_key or os.environ.get("EMB_S_EMBEDDING_API_KEY")
         self.key = f"litellm:{model}"
         self.max_tokens = max_tokens

@@ -265,7 +265,7 @@ def _no_surrogates(value: Any, where: str) -> None:
 
 def check_text(value: str, where: str, field: str) -> str:
     """``value`` when it is valid Unicode text; a lone surrogate (``"\\ud800"`` in JSON) is an error naming it."""
-    found = _SURROGATE.search(value)
+    found = None if value.isascii() else _SURROGATE.search(value)  # isascii is O(1); the search ~8 ms per MB
     if found:
         label = field if field == "a string" else f"field {field!r}"
         raise EmbSError(f"{label}: a lone surrogate \\u{ord(found.group()):04x} at character {found.start() + 1} is "

@@ -20,6 +20,7 @@ from emb_s_core.retrievers import dense
 from emb_s_core.schema import ERROR, OK
 from testkit.http import MisbehavingEndpoint
 from testkit.retrieval_bank import copy_workspace, template, text_workspace
+from testkit.use_bank import use_base_ws, ws  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.timeout(180)
 REPO = Path(__file__).resolve().parents[2]
@@ -204,8 +205,9 @@ def test_eval_against_a_hanging_server_ends_in_one_line_and_resumes(tmp_path_fac
         failed = {t for _, _, texts in ep.requests for t in texts if word in t}
         ep.heal()
         before = len(ep.requests)
-        out = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
-        assert out.returncode == 0, out.stderr
+        from emb_s_core.cli import main
+
+        assert main(cmd[3:]) == 0  # the rerun in this process (litellm is loaded already): quicker, the same CLI
         resent = [t for _, kind, texts in ep.requests[before:] if kind == "embeddings" for t in texts]
         documents_resent = [t for t in resent if t in failed]
         assert documents_resent and set(documents_resent) <= failed
@@ -220,3 +222,35 @@ def _word_of_one_document(ws) -> str:
     queries = " ".join(ws.read("queries", columns=["text"]).column("text").to_pylist())
     counts = Counter(w for text in docs for w in set(text.split()))
     return next(w for w, n in counts.items() if n == 1 and w not in queries and len(w) > 4)
+
+
+def test_qa_against_a_server_that_hangs_on_some_questions_then_resumes(ws, capsys, monkeypatch):
+    """`emb-s qa` with --timeout/--retries: the questions the server hangs on end as error cells within the timeout
+    (retries announced), the others are answered; the rerun against the repaired server sends only the failed ones,
+    and a third run sends nothing."""
+    from emb_s_core import ladder
+    from emb_s_core.cli import main
+
+    monkeypatch.setenv("OPENAI_API_KEY", "not-needed")  # the OpenAI client wants one, the local server ignores it
+    rung = next(r for r in ladder.load(ws).rungs if r.name == "full")
+    qids = set(rung.qids)
+    assert any(q.startswith("p") for q in qids) and any(q.startswith("g") for q in qids)
+    with MisbehavingEndpoint(hang_s=30, lifetime_s=150) as ep:  # hangs on "In which year was X born?" only
+        argv = ["qa", "-w", str(ws.path), "--setting", "global", "--model", "openai/fake", "--api-base",
+                ep.base("hang-if-which"), "--context-window", "32000", "--rungs", "full", "--limit", "6",
+                "--timeout", "0.5", "--retries", "1", "--concurrency", "4", "--name", "qa-hang"]
+        start = time.monotonic()
+        main(argv)
+        assert time.monotonic() - start < 60
+        err = capsys.readouterr().err
+        assert "attempt 2 of 2 in" in err and "gave up after 2 attempts" in err and "Traceback" not in err
+        failed = {t for _, _, texts in ep.requests for t in texts if "which" in t}
+        answered = {t for _, _, texts in ep.requests for t in texts if "which" not in t}
+        assert failed and answered
+        ep.heal()
+        before = len(ep.requests)
+        assert main(argv) == 0
+        resent = [t for _, _, texts in ep.requests[before:] for t in texts]
+        assert sorted(resent) == sorted(failed)  # each failed question once, no answered one again
+        before = len(ep.requests)
+        assert main(argv) == 0 and len(ep.requests) == before  # all cached now
