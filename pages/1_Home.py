@@ -64,7 +64,7 @@ if not data.list_workspaces() and not state.get("ws"):
     st.info(f"No workspace under {md(data.data_dir())} yet: building the demo bank, its ladder and the offline "
             "retrievers' runs in the background (bm25 in about a minute on two cores, the dense runs after).")
     start_demo()
-    state.put(ws=str(DEMO))
+    state.put(ws=data.link_name(str(DEMO)))
 
 building = jobs.get(str(DEMO))
 if building is not None and (building.running or building.error):

@@ -37,15 +37,29 @@ def any_path_allowed() -> bool:
 def allowed_workspace(path: str) -> str:
     """``path`` as an absolute path if the dashboard may open it: under :func:`data_dir` (as named, so ``..`` cannot
     leave it; links placed there by whoever runs the server are followed), or anywhere with ``EMB_S_ALLOW_ANY_WORKSPACE=1``.
+    A relative name (``demo``) is a folder of the data root, whatever the server's working directory.
     """
-    candidate = Path(os.path.normpath(Path(path).expanduser().absolute()))
+    given = Path(path).expanduser()
+    named_root = Path(os.environ.get("EMB_S_DATA", REPO / "data")).expanduser().absolute()
+    candidate = Path(os.path.normpath(given if given.is_absolute() else named_root / given))
     root = data_dir()
-    named = Path(os.path.normpath(Path(os.environ.get("EMB_S_DATA", REPO / "data")).expanduser().absolute()))
+    named = Path(os.path.normpath(named_root))
     if any_path_allowed() or any(candidate == r or r in candidate.parents for r in (root, named)):
         return str(candidate)
     raise EmbSError(f"the workspace {path!s:.200} is outside the data folder {root}",
                     fix=f"open a workspace under {root} (or set EMB_S_DATA to its parent folder); for a local "
                         f"single-user dashboard, {ALLOW_ANY_PATH}=1 allows any path.")
+
+
+def link_name(path: str) -> str:
+    """How a link names a workspace: relative to the data root when under it (``demo``), so a shared link does not
+    carry the server's folders and opens the same workspace on another server; the absolute path otherwise."""
+    candidate = Path(os.path.normpath(path))
+    for root in (data_dir(), Path(os.path.normpath(Path(os.environ.get("EMB_S_DATA", REPO / "data"))
+                                                   .expanduser().absolute()))):
+        if root in candidate.parents:
+            return candidate.relative_to(root).as_posix()
+    return str(candidate)
 
 
 def list_workspaces() -> list[str]:

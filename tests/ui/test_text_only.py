@@ -132,6 +132,18 @@ def test_workspace_outside_the_data_folder_is_refused_with_a_message(app_env, mo
     assert any("is a file, not an EMB" in e for e in errors(at)), errors(at)
 
 
+def test_workspace_named_relative_to_the_data_folder_and_links_use_that_name(app_env):
+    at = run_page("2_Overview.py", {"ws": "dash"})  # hand-typed ?ws=dash opens DATA/dash
+    assert not at.exception and not errors(at), errors(at)
+    assert at.query_params["ws"] == "dash"
+    at = run_page("2_Overview.py", {"ws": str(app_env)})  # an absolute path is rewritten to the shareable name
+    assert not errors(at), errors(at)
+    assert at.query_params["ws"] == "dash"
+    for hostile in ("../../etc", "dash/../../etc", "~/.ssh"):  # relative names still cannot leave the data folder
+        at = run_page("2_Overview.py", {"ws": hostile})
+        assert any("outside the data folder" in e for e in errors(at)), (hostile, errors(at))
+
+
 @pytest.mark.parametrize("params,notice", [
     ({"k": "abc"}, "Ignored from the link: k=abc"),
     ({"k": "99999999999999999999"}, "Ignored from the link: k=99999999999999999999"),
