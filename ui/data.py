@@ -237,7 +237,7 @@ def illusion_gap(path: str, v: int, run_names: tuple[str, ...], metric: str, dom
 
 @st.cache_data(max_entries=64, show_spinner="Attributing the displaced gold documents…")
 def explain_cell(path: str, v: int, run: str, rung_from: str, rung_to: str, k: int) -> dict:
-    """``analysis.explain.explain`` for one cell (the Explain page)."""
+    """``analysis.explain.explain`` for one cell (the "Why did it move?" page)."""
     from emb_s_core.analysis import explain
 
     return explain.explain(_ws(path, v), run, rung_from, rung_to, k)
@@ -252,3 +252,11 @@ def leaderboard(path: str, v: int, metric: str, baseline: str, correction: str, 
     lad = get_ladder(path, v)
     return board.compute(pq, views.columns(lad, pq, x), metric, baseline, x=x,
                          runs=list(run_names), correction=correction, lad=lad)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def explain_default(path: str, v: int, run: str, k: int) -> tuple[str, str] | None:
+    """``analysis.explain.largest_drop``: the rung pair the "Why did it move?" page opens on."""
+    from emb_s_core.analysis import explain
+
+    return explain.largest_drop(per_query(path, v), get_ladder(path, v), run, k)
