@@ -220,7 +220,8 @@ def for_workspace(ws, *, run: str | None = None, rung: str | None = None, metric
                   tags: Sequence[str] = (), base_url: str = DEFAULT_BASE_URL) -> pd.DataFrame:
     """The case list of a view of ``ws`` (what ``emb-s cases export`` writes): with ``run`` and ``rung`` the failures
     of ``metric`` there (a rung, or a pooled scale), else the cases of ``tags`` (every run and rung, or the given
-    ``run`` / ``rung``); tags also narrow the failures."""
+    ``run`` / ``rung``); tags also narrow the failures. An empty list of failures carries why in
+    ``attrs["why_empty"]`` (``drilldown.no_failures_reason``)."""
     from emb_s_core import bank
     from emb_s_core.analysis import drilldown, views
 
@@ -236,7 +237,11 @@ def for_workspace(ws, *, run: str | None = None, rung: str | None = None, metric
         if rung not in set(pq[x]):
             raise EmbSError(f"no results at rung or scale {rung!r}", fix="see `emb-s ladder show` for the names.")
         rows = drilldown.failures(pq, run, rung, metrics.metric(metric).name, x=x)
+        why = drilldown.no_failures_reason(pq, run, rung, metric, x=x) if rows.empty else ""
     else:
         rows = pq[(pq["run"] == run) if run else slice(None)]
         rows = rows[(rows["rung"] == rung) | (rows["scale"] == rung)] if rung else rows
-    return case_list(rows, bank.queries(ws), notes, str(ws.path), base_url)
+        why = f"no query carries the tag{'s' * (len(tags) > 1)} {', '.join(tags)} here" if rows.empty else ""
+    listed = case_list(rows, bank.queries(ws), notes, str(ws.path), base_url)
+    listed.attrs["why_empty"] = why
+    return listed

@@ -135,16 +135,18 @@ def _approximate_notes(ws, run_names: list[str], stream) -> None:
 def _illusion(ws, args: argparse.Namespace) -> int:
     from emb_s_core.analysis import illusion
 
-    gaps, eff = illusion.report(ws, runs=_split(args.runs), fraction=args.fraction, by_domain=True,
+    gaps, eff, notes = illusion.report(ws, runs=_split(args.runs), fraction=args.fraction, by_domain=True,
                                 n_boot=args.n_boot or 1000, seed=args.seed)
     eff = eff.drop(columns=["values"])
     if args.format == "json":
         from emb_s_core.cli.common import print_json
 
-        print_json({"gap": gaps.to_dict("records"), "effective_scale": eff.to_dict("records")})
+        print_json({"gap": gaps.to_dict("records"), "effective_scale": eff.to_dict("records"), "notes": notes})
         return 0
     print("illusion gap = benign twin − adversarial ladder, same queries (paired bootstrap 95% interval, p)")
     _emit(gaps.drop(columns=["test"]), args.format, None)
+    for note in notes:
+        print(f"note: {note}.")
     print()
     print(f"effective scale: largest scale whose SR@10 stays >= {args.fraction} x its base value "
           "(domain rungs pooled; '≥ full' = never falls below)")
