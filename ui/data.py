@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from emb_s_core import bank, ladder, runs, store
-from emb_s_core.analysis import mixing, report, run_state, views
+from emb_s_core.analysis import cases, mixing, report, run_state, views
 from emb_s_core.errors import EmbSError
 from emb_s_core.store import Workspace
 
@@ -22,8 +22,8 @@ ENTRIES = 8
 
 
 def data_dir() -> Path:
-    """Where workspaces live: ``$EMB_S_DATA`` or the repository's ``data/``."""
-    return Path(os.environ.get("EMB_S_DATA", REPO / "data")).expanduser().resolve()
+    """Where workspaces live: ``$EMB_S_DATA`` or the repository's ``data/`` (``analysis.cases.data_roots``)."""
+    return cases.data_roots()[0]
 
 
 #: setting that lets the URL (and the sidebar path box) open a workspace anywhere on the server (local, single user)
@@ -40,10 +40,8 @@ def allowed_workspace(path: str) -> str:
     A relative name (``demo``) is a folder of the data root, whatever the server's working directory.
     """
     given = Path(path).expanduser()
-    named_root = Path(os.environ.get("EMB_S_DATA", REPO / "data")).expanduser().absolute()
-    candidate = Path(os.path.normpath(given if given.is_absolute() else named_root / given))
-    root = data_dir()
-    named = Path(os.path.normpath(named_root))
+    root, named = cases.data_roots()
+    candidate = Path(os.path.normpath(given if given.is_absolute() else named / given))
     if any_path_allowed() or any(candidate == r or r in candidate.parents for r in (root, named)):
         return str(candidate)
     raise EmbSError(f"the workspace {path!s:.200} is outside the data folder {root}",
@@ -51,15 +49,8 @@ def allowed_workspace(path: str) -> str:
                         f"single-user dashboard, {ALLOW_ANY_PATH}=1 allows any path.")
 
 
-def link_name(path: str) -> str:
-    """How a link names a workspace: relative to the data root when under it (``demo``), so a shared link does not
-    carry the server's folders and opens the same workspace on another server; the absolute path otherwise."""
-    candidate = Path(os.path.normpath(path))
-    for root in (data_dir(), Path(os.path.normpath(Path(os.environ.get("EMB_S_DATA", REPO / "data"))
-                                                   .expanduser().absolute()))):
-        if root in candidate.parents:
-            return candidate.relative_to(root).as_posix()
-    return str(candidate)
+#: how links name a workspace (relative to the data folder when under it)
+link_name = cases.link_name
 
 
 def list_workspaces() -> list[str]:

@@ -151,3 +151,12 @@ def test_export_of_a_metric_no_query_defines_says_why(tmp_path, capsys):
     assert main(["cases", "export", "-w", str(ws.path), "--run", "hand", "--rung", "full", "--metric", "FR@1",
                  "--out", str(out)]) == 0  # q1 has both gold in its top-2, but not in its top-1: both fail FR@1
     assert "wrote 2 cases" in capsys.readouterr().err
+
+
+def test_exported_links_name_a_workspace_under_the_data_folder_relative_to_it(ws_dir, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("EMB_S_DATA", str(ws_dir.parent))  # the dashboard serves this folder: ?ws=<name> opens it
+    out = tmp_path / "fails.jsonl"
+    assert main(["cases", "export", "-w", str(ws_dir), "--run", "overlap", "--rung", "full", "--metric", "R@1",
+                 "--out", str(out)]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert rows and all(parse_qs(urlparse(r["url"]).query)["ws"] == [ws_dir.name] for r in rows)
