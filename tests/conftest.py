@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,7 @@ def built_once(tmp_path_factory, name: str, build):
     with FileLock(str(root / f"{name}.lock")):
         if not done.is_file():
             folder = root / name
+            shutil.rmtree(folder, ignore_errors=True)  # what an interrupted build (a timeout) left
             folder.mkdir()
             done.write_text(json.dumps(build(folder), default=str), encoding="utf-8")
         return json.loads(done.read_text(encoding="utf-8"))

@@ -191,7 +191,7 @@ def _serve(data: Path) -> tuple[subprocess.Popen, str]:
     pytest.fail("streamlit did not start: " + (proc.stdout.read() if proc.stdout else ""))
 
 
-PROBE = """JSON.stringify((() => {
+PROBE = r"""JSON.stringify((() => {
   const port = ':%d';
   const attr = (e, n) => e.getAttribute(n) || e.getAttribute('xlink:' + n) || '';
   return {

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 from conftest import REPO
 from ui.safe import WORD_JOINER, html_fragment, md
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = pytest.mark.timeout(300)  # the first test builds the payload workspace (~2 min at load 15-20)
 
 RENDER = MarkdownIt("commonmark", {"html": True}).enable("table").enable("strikethrough")
 PAGES = ["1_Home.py", "2_Overview.py", "3_Query_drilldown.py", "4_Compare.py", "5_Ladder.py",
