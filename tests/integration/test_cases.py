@@ -151,6 +151,13 @@ def test_export_of_a_metric_no_query_defines_says_why(tmp_path, capsys):
     assert main(["cases", "export", "-w", str(ws.path), "--run", "hand", "--rung", "full", "--metric", "FR@1",
                  "--out", str(out)]) == 0  # q1 has both gold in its top-2, but not in its top-1: both fail FR@1
     assert "wrote 2 cases" in capsys.readouterr().err
+    assert main(["report", "-w", str(ws.path), "--metrics", "SR@10,R@1", "--n-boot", "50"]) == 0  # no rows of nan
+    out, err = capsys.readouterr()
+    assert " SR@10 " in out and " R@1 " not in out and "nan" not in out
+    assert "note: R@1 left out: it counts single-source queries only" in err
+    assert main(["report", "-w", str(ws.path), "--metrics", "SR@10,R@1", "--n-boot", "50", "--keep-undefined"]) == 0
+    out, err = capsys.readouterr()
+    assert " R@1 " in out and "left out" not in err
 
 
 def test_exported_links_name_a_workspace_under_the_data_folder_relative_to_it(ws_dir, tmp_path, monkeypatch, capsys):
