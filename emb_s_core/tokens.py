@@ -100,6 +100,17 @@ def parse_size(label: str) -> int:
     return int(value * {"": 1, "K": K, "M": M, "G": K * M}[unit])
 
 
+def format_short(tokens: int) -> str:
+    """A token count in at most 6 characters, in the units sizes are named in: 1,309,590 → ``"1.25M"`` (1M =
+    1,048,576), 900 → ``"900"``; where a figure must fit a narrow box, with the exact count beside it."""
+    units = (("", 1), ("K", K), ("M", M), ("G", K * M))
+    i = max(j for j, (_, size) in enumerate(units) if tokens >= size or j == 0)
+    if i + 1 < len(units) and tokens / units[i][1] >= 999.5:  # 1,023,500 is 0.976M, not "1e+03K"
+        i += 1
+    unit, size = units[i]
+    return f"{tokens / size:.3g}{unit}" if size > 1 else str(int(tokens))
+
+
 def format_size(tokens: int) -> str:
     """Inverse of :func:`parse_size` for exact multiples: 65,536 → ``"64K"``."""
     for unit, size in (("G", K * M), ("M", M), ("K", K)):

@@ -13,6 +13,7 @@ import streamlit as st
 from emb_s_core import demo
 from emb_s_core import ladder as ladder_mod
 from emb_s_core.analysis import bank_summary, kept, run_state
+from emb_s_core.tokens import format_short
 from ui import data, jobs, navigation, state, widgets
 from ui.safe import md
 
@@ -64,7 +65,7 @@ if not data.list_workspaces() and not state.get("ws"):
     st.info(f"No workspace under {md(data.data_dir())} yet: building the demo bank, its ladder and the offline "
             "retrievers' runs in the background (bm25 in about a minute on two cores, the dense runs after).")
     start_demo()
-    state.put(ws=str(DEMO))
+    state.put(ws=data.link_name(str(DEMO)))
 
 building = jobs.get(str(DEMO))
 if building is not None and (building.running or building.error):
@@ -91,7 +92,7 @@ if Path(path) == data.data_dir() / "demo":  # a demo build that was interrupted 
 st.subheader(f"Workspace {md(widgets.bank_name(path), one_line=True)}")
 c = st.columns(6)
 c[0].metric("Documents", f"{info['documents']:,}")
-c[1].metric("Tokens", f"{info['tokens']:,}", help=f"counted with {md(info['encoding'])}")
+c[1].metric("Text tokens", format_short(info["tokens"]), help=md(bank_summary.tokens_help(info, lad)))
 n_eval = kept.n_evaluated(lad)
 c[2].metric("Queries", f"{n_eval if n_eval is not None else info['queries']:,}",
             help=(f"{n_eval:,} of the bank's {info['queries']:,} queries are evaluated: the ladder keeps those whose "
@@ -101,13 +102,15 @@ c[3].metric("Single / multi-source", f"{info['single_source_queries']:,} / {info
 c[4].metric("Rungs", f"{len(lad.rungs) if lad else 0}")
 c[5].metric("Runs", f"{len(runs)}")
 
+COUNTS = {col: st.column_config.NumberColumn(format="localized")  # 12,345 (thousands separated)
+          for col in (bank_summary.TEXT_TOKENS, "queries", "documents")}
 left, right = st.columns(2)
 with left:
     st.markdown("**Domains**")
-    st.dataframe(bank_summary.domains(info), hide_index=True, width="stretch")
+    st.dataframe(bank_summary.domains(info), hide_index=True, width="stretch", column_config=COUNTS)
 with right:
     st.markdown("**Sources**")
-    st.dataframe(bank_summary.sources(info), hide_index=True, width="stretch")
+    st.dataframe(bank_summary.sources(info), hide_index=True, width="stretch", column_config=COUNTS)
 
 st.markdown("**Runs**")
 if runs.empty:

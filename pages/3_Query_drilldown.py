@@ -41,7 +41,8 @@ if by == "failures":
     x = "rung" if rung in rungs else "scale"
     fails = drilldown.failures(pq, run, rung, metric, x=x) if not pq.empty else pq
     if fails.empty:
-        st.success(f"No failures of {md(metric)} for {md(run)} at {md(rung)} with the current filters.")
+        st.success(f"No failures of {md(metric)} for {md(run)} at {md(rung)} with the current filters: "
+                   f"{md(drilldown.no_failures_reason(pq, run, rung, metric, x=x)) if not pq.empty else 'no results'}.")
     else:
         col = metrics.metric(metric).column
         labels = {q: f"{q} · {metric} = {val:.3f}" for q, val in zip(fails["qid"], fails[col])}

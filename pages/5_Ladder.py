@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from emb_s_core.analysis import composition
+from emb_s_core.analysis import bank_summary, composition
 from emb_s_core.analysis import kept as kept_view
 from emb_s_core.analysis import mixing as mixing_view
 from emb_s_core.figures import ladder as ladder_fig
@@ -24,6 +24,7 @@ if lad is None:
 table = lad.table()
 table["budget"] = pd.to_numeric(table["budget"], errors="coerce").astype("Int64")  # "" for full → missing
 st.dataframe(table, hide_index=True, width="stretch")
+st.caption(md(f"Rung tokens are {bank_summary.SERIALIZED_TOKENS}. {bank_summary.TOKENS_NOTE}."))
 widgets.table_downloads(table, "ladder", "ladder")
 for msg in lad.messages:
     st.caption(md(msg))

@@ -1,4 +1,4 @@
-"""Why did this cell move? For one run and two nested rungs, what displaced each gold document that left the top-K
+"""Why did it move? For one run and two nested rungs, what displaced each gold document that left the top-K
 (hard negative, new same-domain / other-domain / other-source document, or an old document: the gold's own score
 dropped), with the displaced queries, each opening in the drill-down with its displacers marked."""
 from __future__ import annotations
@@ -23,18 +23,22 @@ if not run_names or lad is None:
 c1, c2, c3, c4 = st.columns([2, 2, 2, 1])
 with c1:
     run = state.selectbox("Run", run_names, "run")
+k_wanted = int(state.number("k", explain.DEFAULT_K, 1, 100, integer=True))
+with widgets.guard():
+    pair = data.explain_default(path, v, run, k_wanted)  # the adjacent rungs where this run falls most
 with c2:
-    shared = [r.name for r in lad.rungs if r.kind in ("shared", "global", "full")]
-    rung_from = state.selectbox("From rung", lad.names, "from", default=shared[0] if shared else None)
+    rung_from = state.selectbox("From rung", lad.names, "from", default=pair[0] if pair else None,
+                                help="opens on the adjacent pair of rungs where the run's SR@K falls most")
 with widgets.guard():
     larger = explain.larger_rungs(lad, rung_from)
 if not larger:
-    st.info(f"No rung of the ladder contains {md(rung_from)}: pick a smaller one.")
+    st.info(f"No rung of the ladder contains {md(rung_from)} and more: pick a smaller one.")
     st.stop()
 with c3:
-    rung_to = state.selectbox("To rung", larger, "to", default=larger[0])
+    rung_to = state.selectbox("To rung", larger, "to",
+                              default=pair[1] if pair and pair[0] == rung_from and pair[1] in larger else larger[0])
 with c4:
-    k = st.number_input("K", min_value=1, max_value=100, value=int(state.get("k", "10") or 10), key="explain_k")
+    k = st.number_input("K", min_value=1, max_value=100, value=k_wanted, key="explain_k")
 
 with widgets.guard():
     out = data.explain_cell(path, v, run, rung_from, rung_to, int(k))

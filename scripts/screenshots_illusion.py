@@ -84,7 +84,7 @@ def main() -> None:
         SHOTS.mkdir(parents=True, exist_ok=True)
         asyncio.run(_shoot(base, [
             ("overview_twin.png", f"overview?ws={ws}&x=scale&metric=SR%40K&k=10", "The illusion gap", 2),
-            ("explain.png", f"explain?ws={ws}&" + urllib.parse.urlencode(
+            ("explain.png", f"why_did_it_move?ws={ws}&" + urllib.parse.urlencode(
                 {"run": args.run, "from": args.rung_from, "to": args.rung_to, "k": 10}),
              "queries lost a gold document", 1),
         ]))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,27 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("EMB_S_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+def built_once(tmp_path_factory, name: str, build):
+    """``build(folder)`` once per test run, even with pytest-xdist workers (each worker has its own session): the
+    first worker builds under a file lock in the run's shared temp folder and records the JSON result; the others
+    wait for it and read it. For read-only fixtures that cost minutes (a model load, LLM-judged runs)."""
+    import json
+
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return build(tmp_path_factory.mktemp(name))
+    from filelock import FileLock
+
+    root = tmp_path_factory.getbasetemp().parent  # one folder per run, above every worker's own
+    done = root / f"{name}.json"
+    with FileLock(str(root / f"{name}.lock")):
+        if not done.is_file():
+            folder = root / name
+            shutil.rmtree(folder, ignore_errors=True)  # what an interrupted build (a timeout) left
+            folder.mkdir()
+            done.write_text(json.dumps(build(folder), default=str), encoding="utf-8")
+        return json.loads(done.read_text(encoding="utf-8"))
 
 
 @pytest.fixture

@@ -78,7 +78,7 @@ def _without_waiting(ws: Workspace, write: Callable[[], object]) -> bool:
 
 def case_downloads(rows: pd.DataFrame, path: str, v: int, name: str, key: str) -> None:
     """CSV / JSONL case lists of ``rows`` (per-query rows) with ranks, tags, notes and drill-down links."""
-    listed = cases.case_list(rows, data.queries(path, v), data.notes(path, v), path, base_url())
+    listed = cases.case_list(rows, data.queries(path, v), data.notes(path, v), data.link_name(path), base_url())
     c1, c2, _ = st.columns([1, 1, 4])
     for col, fmt, mime in ((c1, "csv", "text/csv"), (c2, "jsonl", "application/jsonl")):
         col.download_button(f"⬇ cases {fmt.upper()}", data=lambda f=fmt: cases.to_text(listed, f).encode("utf-8"),

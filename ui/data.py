@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from emb_s_core import bank, ladder, runs, store
-from emb_s_core.analysis import mixing, report, run_state, views
+from emb_s_core.analysis import cases, mixing, report, run_state, views
 from emb_s_core.errors import EmbSError
 from emb_s_core.store import Workspace
 
@@ -22,8 +22,8 @@ ENTRIES = 8
 
 
 def data_dir() -> Path:
-    """Where workspaces live: ``$EMB_S_DATA`` or the repository's ``data/``."""
-    return Path(os.environ.get("EMB_S_DATA", REPO / "data")).expanduser().resolve()
+    """Where workspaces live: ``$EMB_S_DATA`` or the repository's ``data/`` (``analysis.cases.data_roots``)."""
+    return cases.data_roots()[0]
 
 
 #: setting that lets the URL (and the sidebar path box) open a workspace anywhere on the server (local, single user)
@@ -37,15 +37,20 @@ def any_path_allowed() -> bool:
 def allowed_workspace(path: str) -> str:
     """``path`` as an absolute path if the dashboard may open it: under :func:`data_dir` (as named, so ``..`` cannot
     leave it; links placed there by whoever runs the server are followed), or anywhere with ``EMB_S_ALLOW_ANY_WORKSPACE=1``.
+    A relative name (``demo``) is a folder of the data root, whatever the server's working directory.
     """
-    candidate = Path(os.path.normpath(Path(path).expanduser().absolute()))
-    root = data_dir()
-    named = Path(os.path.normpath(Path(os.environ.get("EMB_S_DATA", REPO / "data")).expanduser().absolute()))
+    given = Path(path).expanduser()
+    root, named = cases.data_roots()
+    candidate = Path(os.path.normpath(given if given.is_absolute() else named / given))
     if any_path_allowed() or any(candidate == r or r in candidate.parents for r in (root, named)):
         return str(candidate)
     raise EmbSError(f"the workspace {path!s:.200} is outside the data folder {root}",
                     fix=f"open a workspace under {root} (or set EMB_S_DATA to its parent folder); for a local "
                         f"single-user dashboard, {ALLOW_ANY_PATH}=1 allows any path.")
+
+
+#: how links name a workspace (relative to the data folder when under it)
+link_name = cases.link_name
 
 
 def list_workspaces() -> list[str]:
@@ -223,7 +228,7 @@ def illusion_gap(path: str, v: int, run_names: tuple[str, ...], metric: str, dom
 
 @st.cache_data(max_entries=64, show_spinner="Attributing the displaced gold documents…")
 def explain_cell(path: str, v: int, run: str, rung_from: str, rung_to: str, k: int) -> dict:
-    """``analysis.explain.explain`` for one cell (the Explain page)."""
+    """``analysis.explain.explain`` for one cell (the "Why did it move?" page)."""
     from emb_s_core.analysis import explain
 
     return explain.explain(_ws(path, v), run, rung_from, rung_to, k)
@@ -238,3 +243,11 @@ def leaderboard(path: str, v: int, metric: str, baseline: str, correction: str, 
     lad = get_ladder(path, v)
     return board.compute(pq, views.columns(lad, pq, x), metric, baseline, x=x,
                          runs=list(run_names), correction=correction, lad=lad)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def explain_default(path: str, v: int, run: str, k: int) -> tuple[str, str] | None:
+    """``analysis.explain.largest_drop``: the rung pair the "Why did it move?" page opens on."""
+    from emb_s_core.analysis import explain
+
+    return explain.largest_drop(per_query(path, v), get_ladder(path, v), run, k)

@@ -49,8 +49,7 @@ def pick_workspace(required: bool = True) -> tuple[str, int] | None:
         choice = None
         if options:
             choice = st.selectbox("Workspace", options, index=state.index_of(options, wanted),
-                                  format_func=lambda p: Path(p).name if str(Path(p).parent) == str(data.data_dir())
-                                  else p, key="ws_pick", label_visibility="collapsed")
+                                  format_func=data.link_name, key="ws_pick", label_visibility="collapsed")
         typed = st.text_input("…or a folder path", value="", key="ws_path", placeholder="/path/to/workspace")
         if typed.strip():
             try:
@@ -63,7 +62,7 @@ def pick_workspace(required: bool = True) -> tuple[str, int] | None:
                     "create one with `emb-s import --format native PATH --workspace DIR`.")
             st.stop()
         return None
-    state.put(ws=choice)
+    state.put(ws=data.link_name(choice))  # the URL names it relative to the data root: shareable between servers
     with guard():
         v = data.version(choice)
     return choice, v

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 from pathlib import Path
 from typing import Sequence
 from urllib.parse import urlencode
@@ -27,6 +28,26 @@ DEFAULT_BASE_URL = "http://localhost:8501"
 DRILLDOWN_PATH = "query_drilldown"  # the drill-down page's url path (app.py: page title, lower case)
 MAX_BYTES = 50 * 1024 * 1024
 MAX_ROWS = 1_000_000
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def data_roots() -> tuple[Path, Path]:
+    """The dashboard's data folder (``$EMB_S_DATA`` or the repository's ``data/``), resolved and as named (links
+    placed there by whoever runs the server stay inside it)."""
+    named = Path(os.environ.get("EMB_S_DATA", REPO / "data")).expanduser().absolute()
+    return named.resolve(), Path(os.path.normpath(named))
+
+
+def link_name(path: str | Path) -> str:
+    """How a link names a workspace: relative to the data folder when under it (``demo``), so a shared link does not
+    carry the server's folders and opens the same workspace on another server; the absolute path otherwise."""
+    candidate = Path(os.path.normpath(Path(path).absolute()))
+    for root in data_roots():
+        if root in candidate.parents:
+            return candidate.relative_to(root).as_posix()
+    return str(candidate)
 
 
 def drilldown_url(base_url: str, ws_path: str, qid: str, run: str | None, rung: str | None) -> str:
@@ -220,7 +241,8 @@ def for_workspace(ws, *, run: str | None = None, rung: str | None = None, metric
                   tags: Sequence[str] = (), base_url: str = DEFAULT_BASE_URL) -> pd.DataFrame:
     """The case list of a view of ``ws`` (what ``emb-s cases export`` writes): with ``run`` and ``rung`` the failures
     of ``metric`` there (a rung, or a pooled scale), else the cases of ``tags`` (every run and rung, or the given
-    ``run`` / ``rung``); tags also narrow the failures."""
+    ``run`` / ``rung``); tags also narrow the failures. An empty list of failures carries why in
+    ``attrs["why_empty"]`` (``drilldown.no_failures_reason``)."""
     from emb_s_core import bank
     from emb_s_core.analysis import drilldown, views
 
@@ -236,7 +258,11 @@ def for_workspace(ws, *, run: str | None = None, rung: str | None = None, metric
         if rung not in set(pq[x]):
             raise EmbSError(f"no results at rung or scale {rung!r}", fix="see `emb-s ladder show` for the names.")
         rows = drilldown.failures(pq, run, rung, metrics.metric(metric).name, x=x)
+        why = drilldown.no_failures_reason(pq, run, rung, metric, x=x) if rows.empty else ""
     else:
         rows = pq[(pq["run"] == run) if run else slice(None)]
         rows = rows[(rows["rung"] == rung) | (rows["scale"] == rung)] if rung else rows
-    return case_list(rows, bank.queries(ws), notes, str(ws.path), base_url)
+        why = f"no query carries the tag{'s' * (len(tags) > 1)} {', '.join(tags)} here" if rows.empty else ""
+    listed = case_list(rows, bank.queries(ws), notes, link_name(ws.path), base_url)
+    listed.attrs["why_empty"] = why
+    return listed

@@ -54,6 +54,20 @@ def failures(per_query: pd.DataFrame, run: str, rung: str, metric: str, x: str =
     return bad.sort_values([col, "qid"], ascending=[m.higher_is_better, True])
 
 
+def no_failures_reason(per_query: pd.DataFrame, run: str, rung: str, metric: str, x: str = "rung") -> str:
+    """Why :func:`failures` found nothing for a cell, in one sentence: no scored queries there, none that ``metric``
+    is defined for (R@1 counts single-source queries only: a HotpotQA bank has none), or all at the best value."""
+    m = metrics.metric(metric)
+    d = per_query[(per_query["run"] == run) & (per_query[x] == rung) & (per_query["status"] == OK)]
+    if d.empty:
+        return f"run {run!r} has no scored queries at {rung}"
+    n = int(d[m.column].notna().sum()) if m.column in d else 0
+    if n == 0:
+        return (f"{m.name} counts {m.family.population} only, and none of the {d['qid'].nunique():,} queries "
+                f"{run!r} scored at {rung} is one: pick another metric (e.g. SR@10)")
+    return f"all {n:,} {m.family.population} {run!r} scored at {rung} have {m.name} = {int(m.higher_is_better)}"
+
+
 def _role(doc_id: int, gold: set[int], negs: set[int]) -> str:
     return GOLD if doc_id in gold else HARD_NEGATIVE if doc_id in negs else OTHER
 

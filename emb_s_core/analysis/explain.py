@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from emb_s_core import bank, ladder, runs
+from emb_s_core import bank, ladder, metrics, runs
 from emb_s_core.errors import EmbSError
 from emb_s_core.store import Workspace
 
@@ -113,6 +113,44 @@ def explain(ws: Workspace, run: str, rung_from: str, rung_to: str, k: int = DEFA
 
 
 def larger_rungs(lad: ladder.Ladder, rung: str) -> list[str]:
-    """The rungs of ``lad`` that contain ``rung`` (what it can be compared with), in ladder order."""
-    small = set(lad.rung(rung).doc_ids.tolist())
-    return [r.name for r in lad.rungs if r.name != rung and small <= set(r.doc_ids.tolist())]
+    """The rungs of ``lad`` that strictly contain ``rung`` (what it can be compared with), in ladder order. A rung
+    holding the same documents (``128K/d`` on a one-domain bank is its ``shared`` rung) is left out: nothing can
+    move between two equal pools."""
+    small = lad.rung(rung)
+    members = small.doc_ids
+    return [r.name for r in lad.rungs if r.n_documents > small.n_documents and np.isin(members, r.doc_ids).all()]
+
+
+def adjacent_pairs(lad: ladder.Ladder) -> list[tuple[str, str]]:
+    """(r, r′) for every rung r that some rung strictly contains, r′ the smallest such rung (the next step up)."""
+    pairs = []
+    for r in lad.rungs:
+        larger = larger_rungs(lad, r.name)
+        if larger:
+            pairs.append((r.name, min(larger, key=lambda name: lad.rung(name).n_documents)))
+    return pairs
+
+
+def largest_drop(pq: pd.DataFrame, lad: ladder.Ladder, run: str, k: int = DEFAULT_K) -> tuple[str, str] | None:
+    """The adjacent pair (r, r′) on which ``run``'s SR@k falls most, over the queries scored on both (``pq`` from
+    ``views.per_query``; SR at the nearest stored cut-off at or below k); ties go to the earlier pair in ladder
+    order. The first adjacent pair when no pair has results on both rungs; None when the ladder has no pair."""
+    pairs = adjacent_pairs(lad)
+    if not pairs:
+        return None
+    column = f"SR@{max([c for c in metrics.KS if c <= k] or [metrics.KS[0]])}"
+    mine = pq[(pq["run"] == run) & pq["status"].fillna(runs.OK).eq(runs.OK)] if len(pq) else pq
+    if mine.empty or column not in mine.columns:
+        return pairs[0]
+    table = mine.pivot_table(index="qid", columns="rung", values=column, aggfunc="first")
+    best, best_drop = pairs[0], -np.inf
+    for small, big in pairs:
+        if small not in table.columns or big not in table.columns:
+            continue
+        both = table[[small, big]].dropna()
+        if both.empty:
+            continue
+        drop = float(both[small].mean() - both[big].mean())
+        if drop > best_drop:
+            best, best_drop = (small, big), drop
+    return best

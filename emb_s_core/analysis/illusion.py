@@ -50,8 +50,12 @@ def gap(pq: pd.DataFrame, runs: Sequence[str] | None = None, metric_names: Seque
         n_resamples: int = 10000, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
     """The illusion gap per (run, rung, metric): benign, adversarial, gap (= benign − adversarial), n, the paired
     bootstrap interval and the randomization p-value. Runs without twin results are left out; none at all is an
-    error naming what to do."""
+    error naming what to do. Metrics no query defines (:func:`undefined_metrics`) are left out, not rows of NaN."""
     chosen = list(runs) if runs is not None else list(dict.fromkeys(pq["run"]))
+    left_out = undefined_metrics(pq, metric_names)
+    metric_names = [n for n in metric_names if n not in left_out]
+    if not metric_names:
+        raise EmbSError("; ".join(left_out.values()), fix="pick a metric these queries define, e.g. SR@10.")
     rows = []
     for run in chosen:
         pairs = twin_pairs(pq, run)
@@ -71,6 +75,19 @@ def gap(pq: pd.DataFrame, runs: Sequence[str] | None = None, metric_names: Seque
                         fix="build the twin (`emb-s ladder build --control benign`) and evaluate on both "
                             "(`emb-s eval -r SPEC --ladder both`).")
     return pd.DataFrame(rows, columns=GAP_COLUMNS)
+
+
+def undefined_metrics(pq: pd.DataFrame, metric_names: Sequence[str]) -> dict[str, str]:
+    """metric name → why it has no value, for the metrics of ``metric_names`` that no scored query of ``pq``
+    defines (R@1 counts single-source queries only: on a bank of multi-source questions it has none), so tables
+    leave them out with this note instead of printing rows of NaN."""
+    out = {}
+    for name in metric_names:
+        m = metrics.metric(name)
+        if m.column not in pq.columns or not pq[m.column].notna().any():
+            out[m.name] = (f"{m.name} left out: it counts {m.family.population} only, and none of the "
+                           f"{pq['qid'].nunique():,} queries with results is one")
+    return out
 
 
 # ------------------------------------------------------------------------------------------- effective scale
@@ -217,8 +234,10 @@ def gap_or_empty(pq: pd.DataFrame, runs: Sequence[str], metric: str) -> pd.DataF
 
 
 def report(ws, runs: Sequence[str] | None = None, fraction: float = EFFECTIVE_FRACTION, by_domain: bool = False,
-           n_resamples: int = 10000, n_boot: int = 1000, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """What ``emb-s report --illusion`` prints: (the illusion gap table, the effective-scale table) of ``ws``."""
+           n_resamples: int = 10000, n_boot: int = 1000, seed: int = 0
+           ) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """What ``emb-s report --illusion`` prints: (the illusion gap table, the effective-scale table, notes on the
+    metrics the gap table leaves out) of ``ws``."""
     from emb_s_core.analysis import views
 
     pq = views.per_query(ws, runs)
@@ -228,4 +247,4 @@ def report(ws, runs: Sequence[str] | None = None, fraction: float = EFFECTIVE_FR
     gaps = gap(pq, runs=runs, n_resamples=n_resamples, n_boot=n_boot, seed=seed)
     eff = effective_for_ladder(pq, ladder.load(ws, allow_stale=True), runs=runs, fraction=fraction,
                                by_domain=by_domain, n_boot=n_boot)
-    return gaps, eff
+    return gaps, eff, list(undefined_metrics(pq, GAP_METRICS).values())

@@ -92,6 +92,14 @@ def compare(ws: Workspace, run_a: str, run_b: str, metric: str = "SR@10", rungs:
     return _in_ladder_order(ws, pd.DataFrame(tests), ["rung"])
 
 
+def left_out_metrics(kept: pd.DataFrame, every: pd.DataFrame) -> list[str]:
+    """One note per metric of ``every`` (rows with ``keep_undefined``) that ``kept`` lost entirely: no query of any
+    cell defines it, e.g. R@1 on a bank without single-source queries."""
+    gone = [m for m in dict.fromkeys(every["metric"]) if m not in set(kept["metric"])] if len(every) else []
+    return [f"{m} left out: it counts {metrics.metric(m).family.population} only, and no cell has one "
+            "(--keep-undefined lists it)" for m in gone]
+
+
 def bank_notes(ws: Workspace, runs: Sequence[str] | None = None) -> list[str]:
     """Runs made on an earlier bank version and the retired queries left out of their scores (one line each)."""
     from emb_s_core import provenance, runs as runs_mod

@@ -61,22 +61,29 @@ def _print_details(details: dict) -> None:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
+    from emb_s_core import ladder
+    from emb_s_core.analysis.bank_summary import SERIALIZED_TOKENS, TEXT_TOKENS, TOKENS_NOTE, serialized_total
     from emb_s_core.bank import info
     from emb_s_core.store import Workspace
 
-    summary = info(Workspace(args.workspace))
+    ws = Workspace(args.workspace)
+    summary = info(ws)
     if args.json:
         print_json(summary)
         return 0
+    serialized = serialized_total(summary, ladder.load_all(ws, allow_stale=True))
     print(f"workspace {summary['workspace']} (version {summary['version']}, tokens: {summary['encoding']})")
-    print(f"documents {summary['documents']:,}  tokens {summary['tokens']:,}  queries {summary['queries']:,} "
-          f"(single-source {summary['single_source_queries']:,}, multi-source {summary['multi_source_queries']:,})")
+    print(f"documents {summary['documents']:,}  {TEXT_TOKENS} {summary['tokens']:,}"
+          + (f"  {SERIALIZED_TOKENS} {serialized:,} (the full rung)" if serialized is not None else "")
+          + f"  queries {summary['queries']:,} (single-source {summary['single_source_queries']:,}, "
+          f"multi-source {summary['multi_source_queries']:,})")
+    print(f"({TOKENS_NOTE})")
     print()
     print_table([{"source": s, "documents": summary["documents_per_source"].get(s, 0),
-                  "tokens": t, "queries": summary["queries_per_source"].get(s, 0)}
+                  TEXT_TOKENS: t, "queries": summary["queries_per_source"].get(s, 0)}
                  for s, t in summary["tokens_per_source"].items()])
     print()
-    print_table([{"domain": d, "tokens": t, "queries": summary["queries_per_domain"].get(d, 0)}
+    print_table([{"domain": d, TEXT_TOKENS: t, "queries": summary["queries_per_domain"].get(d, 0)}
                  for d, t in summary["tokens_per_domain"].items()])
     for source in summary["sources"]:
         if source.get("details"):

@@ -45,7 +45,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text(cases.to_text(df, fmt), encoding="utf-8")
     tmp.replace(out)
-    print(f"wrote {len(df)} cases to {out}", file=sys.stderr)
+    why = f": {df.attrs['why_empty']}" if df.empty and df.attrs.get("why_empty") else ""
+    print(f"wrote {len(df)} cases to {out}{why}", file=sys.stderr)
     return 0
 
 

@@ -21,7 +21,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from emb_s_core import demo, ladder, tokens
     from emb_s_core.cli.common import ProgressBars
 
-    progress = ProgressBars()  # one bar per stage, in its units ("embedding 4,659 documents", "ranking ... pairs")
+    progress = ProgressBars()  # one bar per stage, in its units ("embedding 4,614 documents", "ranking ... pairs")
 
     retrievers = tuple(s.strip() for s in args.retrievers.split(",")) if args.retrievers else demo.DEMO_RETRIEVERS
     size = tokens.parse_size(args.tokens) if args.tokens else None

@@ -7,7 +7,8 @@ from emb_s_core.cli.common import add_workspace, print_json, print_table
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("explain", help="why a run's SR fell between two nested rungs: what displaced each lost gold")
+    p = sub.add_parser("explain", help="why a run's SR fell between two nested rungs: what displaced each lost gold "
+                                            "(the dashboard's \"Why did it move?\" page)")
     add_workspace(p)
     p.add_argument("--run", required=True, help="run name")
     p.add_argument("--from", dest="rung_from", required=True, metavar="RUNG", help="the smaller rung, e.g. 512K")

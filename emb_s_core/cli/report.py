@@ -108,15 +108,16 @@ def cmd_report(args: argparse.Namespace) -> int:
     ws = _open(args.workspace)
     if args.illusion:
         return _illusion(ws, args)
-    df = report.rows(ws, runs=_split(args.runs), metric_names=_split(args.metrics), by=_split(args.by) or [],
-                     n_boot=0 if args.wide else args.n_boot, seed=args.seed, keep_undefined=args.keep_undefined,
-                     hn_provenance=_split(args.hn_provenance))
+    every = report.rows(ws, runs=_split(args.runs), metric_names=_split(args.metrics), by=_split(args.by) or [],
+                        n_boot=0 if args.wide else args.n_boot, seed=args.seed, keep_undefined=True,
+                        hn_provenance=_split(args.hn_provenance))
+    df = every if args.keep_undefined else report.drop_undefined(every)
     if args.wide:
         df = report.wide(df, list(dict.fromkeys(df["rung"])))
     _emit(df, args.format, args.out)
     _approximate_notes(ws, list(dict.fromkeys(df["run"])) if "run" in df else [],
                        sys.stdout if args.format in (None, "table") and args.out is None else sys.stderr)
-    for line in report.bank_notes(ws, _split(args.runs)):
+    for line in report.left_out_metrics(df, every) + report.bank_notes(ws, _split(args.runs)):
         print(f"note: {line}", file=sys.stderr)
     return 0
 
@@ -135,16 +136,18 @@ def _approximate_notes(ws, run_names: list[str], stream) -> None:
 def _illusion(ws, args: argparse.Namespace) -> int:
     from emb_s_core.analysis import illusion
 
-    gaps, eff = illusion.report(ws, runs=_split(args.runs), fraction=args.fraction, by_domain=True,
+    gaps, eff, notes = illusion.report(ws, runs=_split(args.runs), fraction=args.fraction, by_domain=True,
                                 n_boot=args.n_boot or 1000, seed=args.seed)
     eff = eff.drop(columns=["values"])
     if args.format == "json":
         from emb_s_core.cli.common import print_json
 
-        print_json({"gap": gaps.to_dict("records"), "effective_scale": eff.to_dict("records")})
+        print_json({"gap": gaps.to_dict("records"), "effective_scale": eff.to_dict("records"), "notes": notes})
         return 0
     print("illusion gap = benign twin − adversarial ladder, same queries (paired bootstrap 95% interval, p)")
     _emit(gaps.drop(columns=["test"]), args.format, None)
+    for note in notes:
+        print(f"note: {note}.")
     print()
     print(f"effective scale: largest scale whose SR@10 stays >= {args.fraction} x its base value "
           "(domain rungs pooled; '≥ full' = never falls below)")

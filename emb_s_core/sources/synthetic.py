@@ -39,8 +39,8 @@ from emb_s_core.errors import EmbSError
 from emb_s_core.schema import Bank, Document, Query, render_document
 from emb_s_core.sources import synthetic_lexicon as L
 
-#: 1.25M tokens (~4.7K documents, 576 queries): the ladder gets 64K/128K/256K per domain, 512K, 1M and full; on 2
-#: CPU cores generation takes ~2 s, import ~3 s, ladder ~1 s, BM25 ~2 s, and embedding the ~4.7K documents is the one
+#: 1.25M tokens (4,614 documents, 576 queries): the ladder gets 64K/128K/256K per domain, 512K, 1M and full; on 2
+#: CPU cores generation takes ~2 s, import ~3 s, ladder ~1 s, BM25 ~2 s, and embedding the 4,614 documents is the one
 #: cost that grows quickly with the size (bench/RESULTS.md).
 DEFAULT_TOKENS = 1_310_720
 MIN_TOKENS = 48 * 1024
@@ -628,7 +628,7 @@ def _shuffled(gen: _Generator, seed: int) -> Bank:
         q.hard_negative_ids = [new_id[i] for i in q.hard_negative_ids]
     bank = Bank(source=SOURCE, documents=docs, queries=gen.queries, renumber=True, encoding=gen.encoding,
                 hard_negative_provenance="synthetic")
-    bank.notes.append(f"demo bank: seed {seed}, {sum(d.n_tokens or 0 for d in docs):,} tokens ({gen.encoding}), "
+    bank.notes.append(f"demo bank: seed {seed}, {sum(d.n_tokens or 0 for d in docs):,} text tokens ({gen.encoding}), "
                       f"{len(docs):,} documents, {len(gen.queries):,} queries")
     return bank
 

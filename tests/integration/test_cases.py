@@ -124,3 +124,46 @@ def test_export_needs_a_view_and_known_names(ws_dir, tmp_path):
     assert set(pooled["rung"]) <= {"1K/history", "1K/science", "1K/sports"}  # a scale: the real rung per case
     text = cases.to_text(pooled, "csv")
     assert pd.read_csv(io.StringIO(text)).shape[0] == len(pooled)
+
+
+def test_export_of_a_metric_no_query_defines_says_why(tmp_path, capsys):
+    """R@1 on a bank of multi-source questions (HotpotQA): 0 cases, and the command says why."""
+    from emb_s_core import bank, runs
+    from tests.conftest import write_jsonl
+
+    write_jsonl(tmp_path / "bank" / "documents.jsonl", [{"doc_id": d, "text": f"doc {d}"} for d in range(1, 5)])
+    write_jsonl(tmp_path / "bank" / "queries.jsonl", [{"qid": q, "text": q, "answer": "x", "ref_ids": [1, 2]}
+                                                      for q in ("q1", "q2")])
+    bank.import_path(tmp_path / "ws", "native", tmp_path / "bank")
+    ws = Workspace(tmp_path / "ws")
+    runs.create_run(ws, "hand", "retriever", "hand", {"k": 2})
+    runs.save_results(ws, "hand", [{"rung": "full", "qid": "q1", "doc_ids": [1, 2]},
+                                   {"rung": "full", "qid": "q2", "doc_ids": [3, 4]}])
+    out = tmp_path / "r1.csv"
+    capsys.readouterr()
+    assert main(["cases", "export", "-w", str(ws.path), "--run", "hand", "--rung", "full", "--metric", "R@1",
+                 "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "wrote 0 cases" in err and "R@1 counts single-source queries only" in err and "2 queries" in err
+    assert main(["cases", "export", "-w", str(ws.path), "--run", "hand", "--rung", "full", "--metric", "SR@10",
+                 "--out", str(out)]) == 0
+    assert "wrote 1 cases" in capsys.readouterr().err and pd.read_csv(out)["qid"].tolist() == ["q2"]
+    assert main(["cases", "export", "-w", str(ws.path), "--run", "hand", "--rung", "full", "--metric", "FR@1",
+                 "--out", str(out)]) == 0  # q1 has both gold in its top-2, but not in its top-1: both fail FR@1
+    assert "wrote 2 cases" in capsys.readouterr().err
+    assert main(["report", "-w", str(ws.path), "--metrics", "SR@10,R@1", "--n-boot", "50"]) == 0  # no rows of nan
+    out, err = capsys.readouterr()
+    assert " SR@10 " in out and " R@1 " not in out and "nan" not in out
+    assert "note: R@1 left out: it counts single-source queries only" in err
+    assert main(["report", "-w", str(ws.path), "--metrics", "SR@10,R@1", "--n-boot", "50", "--keep-undefined"]) == 0
+    out, err = capsys.readouterr()
+    assert " R@1 " in out and "left out" not in err
+
+
+def test_exported_links_name_a_workspace_under_the_data_folder_relative_to_it(ws_dir, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("EMB_S_DATA", str(ws_dir.parent))  # the dashboard serves this folder: ?ws=<name> opens it
+    out = tmp_path / "fails.jsonl"
+    assert main(["cases", "export", "-w", str(ws_dir), "--run", "overlap", "--rung", "full", "--metric", "R@1",
+                 "--out", str(out)]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert rows and all(parse_qs(urlparse(r["url"]).query)["ws"] == [ws_dir.name] for r in rows)

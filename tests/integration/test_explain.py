@@ -94,3 +94,29 @@ def test_bad_requests(ws, capsys):
         explain.explain(ws, "hand", "r", "r2", k=0)
     assert main(["explain", "--workspace", str(ws.path), "--run", "hand", "--from", "r2", "--to", "r"]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def one_domain_ladder() -> ladder.Ladder:
+    """A one-domain bank's ladder: 64K/wiki, 128K/wiki and the shared rung hold the same documents."""
+    import numpy as np
+
+    members = {"64K/wiki": 3, "128K/wiki": 3, "shared": 3, "1M": 6, "full": 10}
+    rungs = [ladder.Rung(name, "domain" if "/" in name else "global", None, None, None,
+                         np.arange(1, n + 1, dtype=np.int64), ["q1", "q2"], 100 * n, str(n), order=i)
+             for i, (name, n) in enumerate(members.items())]
+    return ladder.Ladder(rungs, pd.DataFrame(), {})
+
+
+def test_default_pair_is_the_largest_drop_between_different_rungs():
+    lad = one_domain_ladder()
+    assert explain.larger_rungs(lad, "64K/wiki") == ["1M", "full"]  # the equal 128K/wiki and shared left out
+    assert explain.larger_rungs(lad, "full") == []
+    assert explain.adjacent_pairs(lad) == [("64K/wiki", "1M"), ("128K/wiki", "1M"), ("shared", "1M"), ("1M", "full")]
+    sr = {"a": {"64K/wiki": 1.0, "128K/wiki": 1.0, "shared": 1.0, "1M": 0.5, "full": 0.25},   # falls most at 1M
+          "b": {"64K/wiki": 1.0, "128K/wiki": 1.0, "shared": 1.0, "1M": 0.9, "full": 0.1}}    # falls most at full
+    pq = pd.DataFrame([{"run": run, "rung": rung, "qid": q, "status": "ok", "SR@10": v, "SR@5": 1.0}
+                       for run, by in sr.items() for rung, v in by.items() for q in ("q1", "q2")])
+    assert explain.largest_drop(pq, lad, "a", 10) == ("64K/wiki", "1M")
+    assert explain.largest_drop(pq, lad, "b", 10) == ("1M", "full")
+    assert explain.largest_drop(pq, lad, "b", 7) == ("64K/wiki", "1M")  # SR@5 (the cut-off at or below 7): no drop
+    assert explain.largest_drop(pq, lad, "nobody", 10) == ("64K/wiki", "1M")  # no results: the first real pair

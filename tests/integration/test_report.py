@@ -165,3 +165,16 @@ def test_wide_report_and_cli(ws, capsys):
     assert main(["report", "-w", str(ws.path), "--metrics", "SR@10", "--wide", "--format", "csv"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "run,metric," + ",".join(lad.names) and len(lines) == 1 + 3
+
+
+def test_info_names_both_token_counts(ws, capsys):
+    """`emb-s info` shows text tokens (title + text) and, with a ladder, the serialized tokens its rungs count
+    (plus a [DocID] header per document): two figures, each named, never one word for both."""
+    summary = bank.info(ws)
+    full = [r for r in ladder.load(ws).rungs if r.n_documents == summary["documents"]][-1]
+    assert main(["info", "--workspace", str(ws.path)]) == 0
+    out = capsys.readouterr().out
+    assert f"text tokens {summary['tokens']:,}" in out
+    assert f"serialized tokens {full.n_tokens:,} (the full rung)" in out and full.n_tokens > summary["tokens"]
+    assert "[DocID=<id>] header" in out and " tokens " not in out.replace("text tokens", "").replace(
+        "serialized tokens", "")

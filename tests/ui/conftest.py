@@ -17,8 +17,9 @@ def dash_ws(tmp_path_factory) -> Path:
     """A workspace with a 3-domain bank, a 12-rung ladder and five runs (three overlap weightings, a
     does-not-fit run, a partial run)."""
     from testkit.dashboard_factory import build_workspace
+    from tests.conftest import built_once
 
-    return build_workspace(tmp_path_factory.mktemp("dash"))
+    return Path(built_once(tmp_path_factory, "dash", build_workspace))
 
 
 @pytest.fixture
@@ -59,6 +60,11 @@ def free_port() -> int:
 def payload_ws(tmp_path_factory) -> tuple[Path, int]:
     """A workspace whose every text field carries Markdown/HTML payloads pointing at 127.0.0.1:PORT; (path, PORT)."""
     from testkit.payload_bank import build_payload_workspace
+    from tests.conftest import built_once
 
-    port = free_port()
-    return build_payload_workspace(tmp_path_factory.mktemp("payload"), port), port
+    def build(folder: Path) -> tuple[Path, int]:
+        port = free_port()
+        return build_payload_workspace(folder, port), port
+
+    ws, port = built_once(tmp_path_factory, "payload", build)  # a model load and LLM-judged runs: once per run
+    return Path(ws), int(port)

@@ -48,11 +48,14 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server(dash_ws, tmp_path_factory):
+def server(dash_ws, payload_ws, tmp_path_factory):
+    """One ``streamlit run`` for the module (a start costs 10-20 s on a loaded machine): its data folder holds the
+    dashboard workspace as ``demo`` and the payload workspace as ``evil``; yields (base URL, data folder)."""
     data = tmp_path_factory.mktemp("browser_data")
     (data / "demo").symlink_to(dash_ws)
+    (data / "evil").symlink_to(payload_ws[0])
     proc, base = _serve(data)
-    yield base, str(data / "demo")
+    yield base, data
     proc.terminate()
     try:
         proc.wait(timeout=10)
@@ -124,7 +127,8 @@ async def _click_heatmap_cell(tab, base: str, ws: str) -> str:
 
 
 def test_every_page_renders_in_chromium(server, tmp_path):
-    base, ws = server
+    base, _ = server
+    ws = "demo"  # as a user types it: a name under the data folder
     os.environ.setdefault("BROWSER_PATH", export.find_browser() or "")
     shots = SHOTS if os.environ.get("EMB_S_SCREENSHOTS") else tmp_path / "screenshots"
     texts = asyncio.run(_visit(base, ws, shots))
@@ -187,7 +191,7 @@ def _serve(data: Path) -> tuple[subprocess.Popen, str]:
     pytest.fail("streamlit did not start: " + (proc.stdout.read() if proc.stdout else ""))
 
 
-PROBE = """JSON.stringify((() => {
+PROBE = r"""JSON.stringify((() => {
   const port = ':%d';
   const attr = (e, n) => e.getAttribute(n) || e.getAttribute('xlink:' + n) || '';
   return {
@@ -232,7 +236,7 @@ async def _visit_payload(base: str, urls: list[tuple[str, str, str]], port: int)
     return seen
 
 
-def test_no_markup_from_data_or_url_in_the_real_browser(payload_ws, tmp_path):
+def test_no_markup_from_data_or_url_in_the_real_browser(server, payload_ws):
     """Every page on the payload bank: no <img>, link, script or bold from the data exists in the DOM, and the trap
     server the payload points at receives no request."""
     from urllib.parse import urlencode
@@ -241,9 +245,7 @@ def test_no_markup_from_data_or_url_in_the_real_browser(payload_ws, tmp_path):
     from emb_s_core.store import Workspace
 
     ws, port = payload_ws
-    data = tmp_path / "data"
-    data.mkdir()
-    (data / "evil").symlink_to(ws)
+    base, data = server
     w = Workspace(ws)
     evil = next(r for r in runs.list_runs(w)["run"] if r.startswith("run "))
     res = runs.load_results(w, runs=["overlap"])
@@ -258,13 +260,10 @@ def test_no_markup_from_data_or_url_in_the_real_browser(payload_ws, tmp_path):
             ("leaderboard", common, "Leaderboard"),
             ("overview", {"ws": "/etc/passwd", "k": "abc"}, "outside the data folder")]
     trap = _Trap(port)
-    proc, base = _serve(data)
     try:
         os.environ.setdefault("BROWSER_PATH", export.find_browser() or "")
         seen = asyncio.run(_visit_payload(base, [(p, urlencode(q), e) for p, q, e in urls], port))
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
         trap.close()
     for (path, _q, expected), (key, probe) in zip(urls, seen.items()):
         assert expected in probe["text"], f"{key}: {expected!r} not rendered; got {probe['text'][:300]!r}"

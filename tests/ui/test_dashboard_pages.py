@@ -369,3 +369,24 @@ def test_compare_names_an_empty_run(app_env, tmp_path):
     assert not at.exception
     assert any("fresh has no results yet" in w.value.replace("\\", "") for w in at.warning)
     assert not any("under the current filters" in w.value for w in at.warning)
+
+
+def test_home_figures_fit_and_say_what_they_count(app_env):
+    """Tokens short enough for the metric box with the exact count in its help; text vs serialized tokens named;
+    no raw JSON in the Sources table; counts with thousands separators."""
+    from emb_s_core import bank, ladder
+    from emb_s_core.store import Workspace
+    from emb_s_core.tokens import format_short
+
+    at = run_page("1_Home.py", {"ws": str(app_env)})
+    assert_clean(at)
+    info = bank.info(Workspace(app_env))
+    tokens = next(m for m in at.metric if m.label == "Text tokens")
+    assert tokens.value == format_short(info["tokens"]) and len(tokens.value) <= 6
+    full = [r for r in ladder.load(Workspace(app_env)).rungs if r.n_documents == info["documents"]][-1]
+    helped = tokens.proto.help.replace("\\", "")
+    assert f"{info['tokens']:,} text tokens" in helped and f"{full.n_tokens:,} serialized tokens" in helped
+    sources = next(d for d in at.dataframe if "source" in d.value.columns)
+    assert not sources.value.astype(str).isin(["{}", "[]"]).any().any()
+    domains = next(d for d in at.dataframe if "domain" in d.value.columns and "text tokens" in d.value.columns)
+    assert json.loads(domains.proto.columns)["text tokens"]["type_config"]["format"] == "localized"

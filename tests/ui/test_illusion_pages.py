@@ -1,5 +1,5 @@
-"""The illusion on the dashboard: twin rows and the gap on the Overview, effective scale, and the Explain page
-agreeing with `emb-s explain` on the same cell."""
+"""The illusion on the dashboard: twin rows and the gap on the Overview, effective scale, and the "Why did it move?"
+page agreeing with `emb-s explain` on the same cell."""
 from __future__ import annotations
 
 import json
@@ -116,3 +116,19 @@ def test_overview_links_a_cell_to_what_displaced_its_gold(env):
     explain_page = run_page("8_Explain.py", params)
     clean(explain_page)
     assert explain_page.selectbox(key="url_from").value == params["from"]
+
+
+def test_why_did_it_move_opens_on_the_largest_drop_under_one_name(env):
+    from emb_s_core import ladder
+    from emb_s_core.analysis import views
+    from ui import navigation
+
+    at = run_page("8_Explain.py", {"ws": str(env.path), "run": "bm25", "k": "5"})
+    clean(at)
+    pair = (at.selectbox(key="url_from").value, at.selectbox(key="url_to").value)
+    assert pair == explain.largest_drop(views.per_query(env), ladder.load_all(env), "bm25", 5)
+    lad = ladder.load_all(env)
+    assert lad.rung(pair[0]).n_documents < lad.rung(pair[1]).n_documents  # never two equal pools
+    assert at.title[0].value == "Why did it move?"
+    page = next(p for p in navigation.pages() if p.path.name == "8_Explain.py")
+    assert (page.title, page.url_path) == ("Why did it move?", "why_did_it_move")

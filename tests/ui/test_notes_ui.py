@@ -126,6 +126,7 @@ def test_failure_case_list_download(copy, downloads):
     df = pd.read_csv(io.StringIO(downloads[csv_name]().decode()))
     assert df["run"].eq("overlap").all() and df["rung"].eq("full").all() and len(df) > 0
     assert df["url"].str.contains("/query_drilldown?").all() and at.selectbox(key="fail_pick").value in set(df["qid"])
+    assert df["url"].str.contains("?ws=copy&", regex=False).all()  # named relative to the data folder, shareable
     jsonl = next(n for n in downloads if n.startswith("failures_R_1_overlap_full") and n.endswith(".jsonl"))
     first = json.loads(downloads[jsonl]().decode().splitlines()[0])
     assert isinstance(first["gold_ranks"], list) and first["gold_ranks"][0] != 1

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 from conftest import REPO
 from ui.safe import WORD_JOINER, html_fragment, md
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = pytest.mark.timeout(300)  # the first test builds the payload workspace (~2 min at load 15-20)
 
 RENDER = MarkdownIt("commonmark", {"html": True}).enable("table").enable("strikethrough")
 PAGES = ["1_Home.py", "2_Overview.py", "3_Query_drilldown.py", "4_Compare.py", "5_Ladder.py",
@@ -130,6 +130,18 @@ def test_workspace_outside_the_data_folder_is_refused_with_a_message(app_env, mo
     at = run_page("1_Home.py", {"ws": "/etc/passwd"})
     assert not at.exception, [e.message for e in at.exception]
     assert any("is a file, not an EMB" in e for e in errors(at)), errors(at)
+
+
+def test_workspace_named_relative_to_the_data_folder_and_links_use_that_name(app_env):
+    at = run_page("2_Overview.py", {"ws": "dash"})  # hand-typed ?ws=dash opens DATA/dash
+    assert not at.exception and not errors(at), errors(at)
+    assert at.query_params["ws"] == "dash"
+    at = run_page("2_Overview.py", {"ws": str(app_env)})  # an absolute path is rewritten to the shareable name
+    assert not errors(at), errors(at)
+    assert at.query_params["ws"] == "dash"
+    for hostile in ("../../etc", "dash/../../etc", "~/.ssh"):  # relative names still cannot leave the data folder
+        at = run_page("2_Overview.py", {"ws": hostile})
+        assert any("outside the data folder" in e for e in errors(at)), (hostile, errors(at))
 
 
 @pytest.mark.parametrize("params,notice", [

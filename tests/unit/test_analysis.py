@@ -309,9 +309,14 @@ def test_bank_summary_and_document_columns():
     info = {"tokens_per_domain": {"law": 900, "math": 100}, "queries_per_domain": {"law": 3},
             "sources": [{"source": "s", "sha256": "x" * 64, "path": "/tmp/f", "documents": 4}],
             "documents_per_source": {"s": 4}}
-    assert bank_summary.domains(info).to_dict("records") == [{"domain": "law", "tokens": 900, "queries": 3},
-                                                             {"domain": "math", "tokens": 100, "queries": 0}]
+    assert bank_summary.domains(info).to_dict("records") == [{"domain": "law", "text tokens": 900, "queries": 3},
+                                                             {"domain": "math", "text tokens": 100, "queries": 0}]
     assert list(bank_summary.sources(info).columns) == ["source", "documents"]
+    shown = bank_summary.sources({**info, "sources": [
+        {"source": "s", "documents": 4, "skipped": "{}", "details": {"scales": ["64K", "1M"], "matched": 12345}},
+        {"source": "t", "documents": 1, "skipped": '{"row without context": 1204}', "details": None}]})
+    assert shown["skipped"].tolist() == ["none", "row without context: 1,204"]  # never a raw {}
+    assert shown["details"].tolist() == ["scales: 64K, 1M; matched: 12,345", ""]
     assert bank_summary.sources({**info, "sources": []}).to_dict("records") == [{"source": "s", "documents": 4}]
     docs = pd.DataFrame({"title": ["a", "b"], "source": ["x", "y"], "domain": ["d", "e"]},
                         index=pd.Index([5, 9], name="doc_id"))

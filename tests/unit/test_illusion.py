@@ -59,6 +59,18 @@ def test_gap_needs_twin_results():
         illusion.gap(pq)
 
 
+def test_gap_leaves_out_metrics_no_query_defines_with_a_note():
+    qs = queries(4, multi=4)  # every query multi-source (HotpotQA-like): R@1 is defined for none
+    pq = per_query({("bm25", "512K"): {"q0"}, ("bm25", "benign:512K"): {"q0", "q1"}}, qs)
+    g = illusion.gap(pq)
+    assert set(g["metric"]) == {"SR@10", "FR@10"} and not g[["benign", "adversarial"]].isna().any().any()
+    notes = illusion.undefined_metrics(pq, illusion.GAP_METRICS)
+    assert list(notes) == ["R@1"] and "single-source queries only" in notes["R@1"] and "4 queries" in notes["R@1"]
+    with pytest.raises(EmbSError, match="R@1 left out: it counts single-source queries only"):
+        illusion.gap(pq, metric_names=["R@1"])
+    assert illusion.gap_or_empty(pq, ["bm25"], "R@1").empty
+
+
 SCALES = ["64K", "128K", "512K", "1M", "full"]
 
 

@@ -47,3 +47,13 @@ def test_batch_counts_on_threads_equal_one_by_one():
     assert tokens.count_batch(texts) == one_by_one
     assert tokens.count_batch(texts, num_threads=3) == one_by_one
     assert tokens.count_batch([]) == []
+
+
+def test_format_short_fits_a_narrow_box_in_the_units_sizes_are_named_in():
+    from emb_s_core.tokens import format_short
+
+    assert format_short(1_309_590) == "1.25M"  # the demo bank: 1,309,590 / 1,048,576
+    assert format_short(139_547) == "136K" and format_short(65_536) == "64K" and format_short(900) == "900"
+    assert format_short(1_023_500) == "0.976M" and format_short(1_048_575) == "1M"
+    assert format_short(326 * 1024 * 1024) == "326M" and format_short(3 * 1024 ** 3) == "3G"
+    assert all(len(format_short(n)) <= 6 for n in (1, 999, 1023, 1024, 1_023_500, 1_048_575, 10**6, 10**9, 10**10))
