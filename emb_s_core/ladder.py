@@ -217,8 +217,10 @@ def seeded_rng(seed: int, *labels: str) -> np.random.Generator:
     return np.random.default_rng(int.from_bytes(key[:8], "little"))
 
 
-def serialized_tokens(ws: Workspace, encoding: str | None = None, progress: bool = False) -> pd.Series:
-    """Tokens per document (index doc_id) as a model is shown it: header line + title + text + separator.
+def serialized_tokens(ws: Workspace, encoding: str | None = None, progress: bool = False,
+                      doc_ids: np.ndarray | None = None) -> pd.Series:
+    """Tokens per document (index doc_id) as a model is shown it: header line + title + text + separator; only of
+    ``doc_ids`` when given (the headers are counted for those alone, e.g. a summary of the gold documents).
 
     The header's tokens are counted per id (short strings, fast); title + text come from the stored counts. Counting
     the pieces apart is an upper bound of counting the joined context (a merge across a boundary only saves tokens),
@@ -226,6 +228,8 @@ def serialized_tokens(ws: Workspace, encoding: str | None = None, progress: bool
     """
     encoding = encoding or bank.encoding_of(ws)
     text = bank.token_counts(ws, encoding, progress=progress)
+    if doc_ids is not None:
+        text = text.reindex(np.unique(np.asarray(doc_ids, np.int64))).dropna().astype(np.int64)
     headers = tokens.count_batch([DOC_HEADER.format(doc_id=int(i)) + "\n" for i in text.index], encoding)
     return text + np.asarray(headers, np.int64) + tokens.count(DOC_SEPARATOR, encoding)
 

@@ -41,8 +41,9 @@ def table(ws: Workspace, lad: Ladder) -> pd.DataFrame:
     if kept.empty:
         return pd.DataFrame(columns=COLUMNS)
     opts = lad.options
-    tok = ladder.serialized_tokens(ws, opts.get("encoding"))
     qs = bank.queries(ws).set_index("qid")
+    listed = _ids(pd.concat([qs["ref_ids"], qs["hard_negative_ids"]]))  # headers counted for these alone
+    tok = ladder.serialized_tokens(ws, opts.get("encoding"), doc_ids=listed)
     base, reserve = tokens.parse_size(opts.get("base", "64K")), int(opts.get("reserve", 0))
     rows = []
     for domain, part in kept.groupby("domain", sort=True):
