@@ -4,14 +4,18 @@ With ``S(D, B)`` = take documents of ``D`` in one seeded random order until addi
 
 - ``64K/<d>``: all gold documents of domain-``d`` queries, then their hard negatives (round-robin across the
   queries in a seeded order, each one that still fits, so no query's distractors crowd out another's), then
-  ``S(other domain-d documents)``. If the gold sets do not all fit, a seeded subset of the domain's queries whose
-  gold fits is kept (``strict`` makes that an error); the kept queries are fixed on every rung.
+  ``S(other domain-d documents)``. If the gold sets and hard negatives do not all fit (the hard negatives counted up
+  to ``hn_share`` of the budget, by default all of them), a seeded subset of the domain's queries whose gold and
+  hard negatives fit is kept (``strict`` makes that an error); the kept queries are fixed on every rung. Queries
+  are ordered by qid before every seeded draw, so membership depends on the bank's content and the seed only.
 - ``128K/<d>``, ``256K/<d>``: ``C_d^64K ∪ S(⋃_{d'≠d} C_{d'}^64K; B − |C_d^64K|)`` (inter-domain mixing); one
-  permutation per domain, so ``128K/d ⊂ 256K/d``.
+  permutation per domain, so ``128K/d ⊂ 256K/d``; not built when every other pool fits (it would be the shared rung).
 - ``512K``: the union of the ``64K/<d>`` pools; with fewer than 8 domains that union is not 8 × 64K tokens, so the
   rung is named ``shared`` (its table row gives its real size).
 - ``1M, 2M, 4M, …``: ``C^512K ∪ S(M \\ C^512K; B − |C^512K|)`` with ONE permutation of ``M \\ C^512K``, so each rung
-  contains the one below; ``full`` is the whole bank. Rungs larger than the bank are skipped with a message.
+  contains the one below; the doubling starts at the first power of two above what the shared rung stands for
+  (domains × base) and holds, so a bank of any number of domains gets every scale up to its size; ``full`` is the
+  whole bank. A rung that would hold the same documents as the one below is not built (``Ladder.absent`` says why).
 
 Every budget is ``size − reserve`` tokens (the prompt/query reserve) and is never exceeded. A document costs what a
 model is shown (:func:`serialized_tokens`: the ``[DocID=<id>]`` header line, title and text, and the separator), so
