@@ -4,14 +4,18 @@ With ``S(D, B)`` = take documents of ``D`` in one seeded random order until addi
 
 - ``64K/<d>``: all gold documents of domain-``d`` queries, then their hard negatives (round-robin across the
   queries in a seeded order, each one that still fits, so no query's distractors crowd out another's), then
-  ``S(other domain-d documents)``. If the gold sets do not all fit, a seeded subset of the domain's queries whose
-  gold fits is kept (``strict`` makes that an error); the kept queries are fixed on every rung.
+  ``S(other domain-d documents)``. If the gold sets and hard negatives do not all fit (the hard negatives counted up
+  to ``hn_share`` of the budget, by default all of them), a seeded subset of the domain's queries whose gold and
+  hard negatives fit is kept (``strict`` makes that an error); the kept queries are fixed on every rung. Queries
+  are ordered by qid before every seeded draw, so membership depends on the bank's content and the seed only.
 - ``128K/<d>``, ``256K/<d>``: ``C_d^64K ∪ S(⋃_{d'≠d} C_{d'}^64K; B − |C_d^64K|)`` (inter-domain mixing); one
-  permutation per domain, so ``128K/d ⊂ 256K/d``.
+  permutation per domain, so ``128K/d ⊂ 256K/d``; not built when every other pool fits (it would be the shared rung).
 - ``512K``: the union of the ``64K/<d>`` pools; with fewer than 8 domains that union is not 8 × 64K tokens, so the
   rung is named ``shared`` (its table row gives its real size).
 - ``1M, 2M, 4M, …``: ``C^512K ∪ S(M \\ C^512K; B − |C^512K|)`` with ONE permutation of ``M \\ C^512K``, so each rung
-  contains the one below; ``full`` is the whole bank. Rungs larger than the bank are skipped with a message.
+  contains the one below; the doubling starts at the first power of two above what the shared rung stands for
+  (domains × base) and holds, so a bank of any number of domains gets every scale up to its size; ``full`` is the
+  whole bank. A rung that would hold the same documents as the one below is not built (``Ladder.absent`` says why).
 
 Every budget is ``size − reserve`` tokens (the prompt/query reserve) and is never exceeded. A document costs what a
 model is shown (:func:`serialized_tokens`: the ``[DocID=<id>]`` header line, title and text, and the separator), so
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shlex
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,9 +48,12 @@ from emb_s_core.store import Workspace
 DEFAULT_BASE = "64K"
 DEFAULT_DOMAIN_SIZES = ("64K", "128K", "256K")
 DEFAULT_RESERVE = 1024
+DEFAULT_HN_SHARE = 1.0
+LOW_COVERAGE = 0.9  # a base rung holding a smaller share of its kept queries' hard negatives is warned about
 MAX_DOMAINS = 8
 #: the name of the union of the base pools when it does not hold MAX_DOMAINS of them (so not 8 × base tokens)
 SHARED = "shared"
+SHARED_LABEL = "<shared>"  # stands for the shared rung's name in reasons written before that name is known
 BANK_TABLES = ("documents", "queries")
 BUILT, OFFICIAL, BENIGN = "built", "official", "benign"
 LADDER_KINDS = (BUILT, OFFICIAL, BENIGN)
@@ -85,6 +93,9 @@ class LadderOptions:
     reserve: int = DEFAULT_RESERVE
     seed: int = 0
     strict: bool = False
+    #: the most of a base budget the kept queries' hard negatives may reserve; 1.0 (default): every kept query's
+    #: hard negatives fit its base pool (coverage 1.0); 0.0: the gold alone decides which queries are kept
+    hn_share: float = DEFAULT_HN_SHARE
 
     def to_json(self) -> dict:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in self.__dict__.items()}
@@ -116,6 +127,9 @@ class Ladder:
     kept: pd.DataFrame  # qid, domain, kept, reason
     options: dict
     messages: list[str] = field(default_factory=list)
+    #: rungs not built because they would hold the same documents as the rung below: rung, after (the rung they
+    #: would follow in the table), reason
+    absent: list[dict] = field(default_factory=list)
 
     def rung(self, name: str) -> Rung:
         for r in self.rungs:
@@ -131,17 +145,33 @@ class Ladder:
     def rungs_of_query(self, qid: str) -> list[str]:
         return [r.name for r in self.rungs if qid in set(r.qids)]
 
-    def table(self) -> pd.DataFrame:
-        """The rung table printed by ``emb-s ladder show`` and drawn on the Ladder page."""
-        table = pd.DataFrame(
-            [{"rung": r.name, "kind": r.kind, "domain": r.domain or "", "budget": r.budget or "",
-              "documents": r.n_documents,
-              "tokens": r.n_tokens, "queries": len(r.qids),
-              "hn_coverage": _mean_coverage(r), "hash": r.membership_hash[:12]} for r in self.rungs]
-        )
-        if any("note" in r.composition for r in self.rungs):  # e.g. a benign twin rung that could not fill
-            table["note"] = [r.composition.get("note", "") for r in self.rungs]
+    def table(self, absent: bool = False) -> pd.DataFrame:
+        """The rung table printed by ``emb-s ladder show`` and drawn on the Ladder page: one row per rung, with its
+        real size (``size``: its tokens, e.g. the ``shared`` rung's); ``absent`` adds a row per rung not built
+        (same documents as the one below it) where it would stand, saying why."""
+        rows = [{"rung": r.name, "kind": r.kind, "domain": r.domain or "", "size": real_size(r.n_tokens),
+                 "budget": r.budget or "", "documents": r.n_documents, "tokens": r.n_tokens, "queries": len(r.qids),
+                 "hn_coverage": _mean_coverage(r), "hash": r.membership_hash[:12],
+                 "note": r.composition.get("note", "")} for r in self.rungs]
+        if absent:
+            for a in self.absent:
+                at = next((i for i, row in enumerate(rows) if row["rung"] == a.get("after")), len(rows) - 1)
+                while at + 1 < len(rows) and rows[at + 1]["kind"] == "absent":
+                    at += 1
+                rows.insert(at + 1, {"rung": a["rung"], "kind": "absent", "domain": "", "size": "", "budget": "",
+                                     "documents": "", "tokens": "", "queries": "", "hn_coverage": "", "hash": "",
+                                     "note": a["reason"]})
+        table = pd.DataFrame(rows)
+        if not len(table) or not (table["note"] != "").any():
+            table = table.drop(columns=["note"], errors="ignore")
         return table
+
+
+def real_size(n_tokens: int) -> str:
+    """A rung's real size as people quote it: 64,511 tokens → ``63.0K`` (1K = 1,024), 1,468,006 → ``1.40M``."""
+    if n_tokens >= tokens.M:
+        return f"{n_tokens / tokens.M:.2f}M"
+    return f"{n_tokens / tokens.K:.1f}K"
 
 
 def _mean_coverage(r: Rung) -> float | str:
@@ -191,8 +221,10 @@ def seeded_rng(seed: int, *labels: str) -> np.random.Generator:
     return np.random.default_rng(int.from_bytes(key[:8], "little"))
 
 
-def serialized_tokens(ws: Workspace, encoding: str | None = None, progress: bool = False) -> pd.Series:
-    """Tokens per document (index doc_id) as a model is shown it: header line + title + text + separator.
+def serialized_tokens(ws: Workspace, encoding: str | None = None, progress: bool = False,
+                      doc_ids: np.ndarray | None = None) -> pd.Series:
+    """Tokens per document (index doc_id) as a model is shown it: header line + title + text + separator; only of
+    ``doc_ids`` when given (the headers are counted for those alone, e.g. a summary of the gold documents).
 
     The header's tokens are counted per id (short strings, fast); title + text come from the stored counts. Counting
     the pieces apart is an upper bound of counting the joined context (a merge across a boundary only saves tokens),
@@ -200,6 +232,8 @@ def serialized_tokens(ws: Workspace, encoding: str | None = None, progress: bool
     """
     encoding = encoding or bank.encoding_of(ws)
     text = bank.token_counts(ws, encoding, progress=progress)
+    if doc_ids is not None:
+        text = text.reindex(np.unique(np.asarray(doc_ids, np.int64))).dropna().astype(np.int64)
     headers = tokens.count_batch([DOC_HEADER.format(doc_id=int(i)) + "\n" for i in text.index], encoding)
     return text + np.asarray(headers, np.int64) + tokens.count(DOC_SEPARATOR, encoding)
 
@@ -214,35 +248,59 @@ def prefix_within(order: np.ndarray, tok: pd.Series, budget: int) -> np.ndarray:
 
 def _domain_base(domain: str, qs: pd.DataFrame, docs: pd.DataFrame, tok: pd.Series, budget: int,
                  opts: LadderOptions) -> tuple[np.ndarray, list[str], dict[str, str]]:
-    """C_d^64K and the kept queries of domain ``d`` (with the reason for each dropped one)."""
+    """C_d^64K and the kept queries of domain ``d`` (with the reason for each dropped one).
+
+    The kept set is the seeded greedy one whose gold plus hard negatives fit (the hard negatives counted up to
+    ``hn_share`` of the budget), so near misses are in the base pool and scale alone changes between rungs. It is
+    maximal (no dropped query fits beside it), not the largest possible, which would favour queries with few, short
+    near misses. Queries are ordered by qid before each seeded draw: content and seed decide, never import order.
+    """
     dropped: dict[str, str] = {}
-    all_gold = np.unique(np.concatenate([np.asarray(r, np.int64) for r in qs["ref_ids"]]))
-    if tok.loc[all_gold].sum() <= budget:
-        kept = list(qs["qid"])
+    qs = qs.sort_values("qid", kind="stable")
+    qids = qs["qid"].tolist()
+    refs = [[int(d) for d in dict.fromkeys(r)] for r in qs["ref_ids"]]
+    negs = [[int(d) for d in dict.fromkeys(r)] for r in qs["hard_negative_ids"]]
+    room = max(0.0, min(1.0, float(opts.hn_share))) * budget  # the most the kept queries' hard negatives reserve
+    listed = np.unique(np.asarray([d for r in refs + negs for d in r], np.int64))
+    cost = dict(zip(listed.tolist(), tok.loc[listed].to_numpy().tolist()))
+    all_gold = {d for r in refs for d in r}
+    gold_tokens = sum(cost[d] for d in all_gold)
+    near_tokens = sum(cost[d] for d in {d for r in negs for d in r} - all_gold)
+    why = "gold does not fit the base budget" if room == 0 else "gold and hard negatives do not fit the base budget"
+    if gold_tokens + min(near_tokens, room) <= budget:
+        kept = qids
     else:
         if opts.strict:
+            what = "gold documents" if room == 0 else "gold documents and hard negatives"
             raise EmbSError(
-                f"the gold documents of domain {domain!r} need {int(tok.loc[all_gold].sum()):,} tokens, more than "
-                f"the {opts.base} base budget of {budget:,}",
-                fix="drop --strict to keep a seeded subset of the queries, or raise --base.",
+                f"the {what} of domain {domain!r} need {int(gold_tokens + min(near_tokens, room)):,} tokens, more "
+                f"than the {opts.base} base budget of {budget:,}",
+                fix="drop --strict to keep a seeded subset of the queries, or raise --base"
+                    + (" (or lower --hn-share)." if room else "."),
             )
-        kept, used, chosen = [], 0, set()
+        chosen: list[int] = []
+        gold: set[int] = set()
+        near: set[int] = set()
+        g = h = 0
         for i in seeded_rng(opts.seed, "keep", domain).permutation(len(qs)):
-            row = qs.iloc[i]
-            new = [d for d in dict.fromkeys(row["ref_ids"]) if d not in chosen]
-            cost = int(tok.loc[new].sum()) if new else 0
-            if used + cost <= budget:
-                kept.append(row["qid"])
-                chosen.update(new)
-                used += cost
+            new_gold = [d for d in refs[i] if d not in gold]
+            moved = sum(cost[d] for d in new_gold if d in near)  # a kept query's near miss that is gold here
+            new_near = [d for d in negs[i] if d not in gold and d not in near and d not in new_gold]
+            g2 = g + sum(cost[d] for d in new_gold)
+            h2 = h - moved + sum(cost[d] for d in new_near)
+            if g2 + min(h2, room) <= budget:
+                chosen.append(int(i))
+                gold.update(new_gold)
+                near.difference_update(new_gold)
+                near.update(new_near)
+                g, h = g2, h2
             else:
-                dropped[row["qid"]] = "gold does not fit the base budget"
-        order = {q: i for i, q in enumerate(qs["qid"])}
-        kept.sort(key=order.__getitem__)
+                dropped[qids[i]] = why
+        kept = [qids[i] for i in sorted(chosen)]
     kept_rows = qs[qs["qid"].isin(kept)]
     members: dict[int, None] = {}
-    for refs in kept_rows["ref_ids"]:
-        members.update(dict.fromkeys(int(d) for d in refs))
+    for r in kept_rows["ref_ids"]:
+        members.update(dict.fromkeys(int(d) for d in r))
     used = int(tok.loc[list(members)].sum()) if members else 0
     for d in _round_robin(kept_rows["hard_negative_ids"].tolist(), seeded_rng(opts.seed, "negatives", domain)):
         if d not in members and used + tok.loc[d] <= budget:  # priority documents: each one that still fits
@@ -273,6 +331,9 @@ def build(ws: Workspace, options: LadderOptions | None = None, progress: bool = 
     built_from = bank_state(ws)
     encoding = opts.encoding or bank.encoding_of(ws)
     base = tokens.parse_size(opts.base)
+    if not 0.0 <= opts.hn_share <= 1.0:
+        raise EmbSError(f"the hard-negative share {opts.hn_share} is not a share of the base budget",
+                        fix="pass --hn-share as a number from 0 to 1 (default 1.0).")
     if base <= opts.reserve:
         raise EmbSError(f"the base rung {opts.base} is not larger than the reserve of {opts.reserve:,} tokens",
                         fix="raise --base or lower --reserve.")
@@ -298,8 +359,8 @@ def build(ws: Workspace, options: LadderOptions | None = None, progress: bool = 
         kept_rows += [{"qid": q, "domain": d, "kept": True, "reason": ""} for q in kept]
         kept_rows += [{"qid": q, "domain": d, "kept": False, "reason": why} for q, why in dropped.items()]
         if dropped:
-            messages.append(f"domain {d}: kept {len(kept)} queries, dropped {len(dropped)} whose gold does not fit "
-                            f"{opts.base}")
+            messages.append(f"domain {d}: kept {len(kept)} queries, dropped {len(dropped)} whose gold"
+                            f"{' and hard negatives do' if opts.hn_share > 0 else ' does'} not fit {opts.base}")
 
     requested = {tokens.parse_size(s) for s in opts.domain_sizes}
     below = sorted(s for s in requested if s < base)
@@ -307,59 +368,111 @@ def build(ws: Workspace, options: LadderOptions | None = None, progress: bool = 
         messages.append(f"domain rung sizes below the {opts.base} base are left out: "
                         f"{', '.join(tokens.format_size(s) for s in below)}")
     sizes = sorted({s for s in requested if s >= base} | {base})
+    shared_ids = np.unique(np.concatenate(list(base_pools.values())))
+    absent: list[dict] = []
     for d in domains:
         others = np.setdiff1d(np.concatenate([base_pools[o] for o in domains if o != d] or [np.empty(0, np.int64)]),
                               base_pools[d])
         others = others[seeded_rng(opts.seed, "mix", d).permutation(len(others))]
         used = int(tok.loc[base_pools[d]].sum())
+        below_name, below_n = None, 0
         for size in sizes:
+            name = f"{tokens.format_size(size)}/{d}"
             if size == base:
                 ids = base_pools[d]
             else:
                 mixed_in = prefix_within(others, tok, size - opts.reserve - used)
-                if len(mixed_in) == 0:
-                    messages.append(f"{tokens.format_size(size)}/{d} skipped: no other domain's pool to mix in")
+                if len(others) == 0:
+                    messages.append(f"{name} skipped: no other domain's pool to mix in")
                     continue
                 ids = np.concatenate([base_pools[d], mixed_in])
+                if len(mixed_in) == len(others):  # every other pool fits: the shared rung's documents
+                    absent.append({"rung": name, "after": below_name,
+                                   "reason": f"not built: same documents as {SHARED_LABEL} (every other domain's "
+                                             f"pool fits {tokens.format_size(size)})"})
+                    continue
+                if len(ids) == below_n:
+                    absent.append({"rung": name, "after": below_name,
+                                   "reason": f"not built: same documents as {below_name}"})
+                    continue
             kind = "domain" if size == base else "mixed"
-            rungs.append(make_rung(f"{tokens.format_size(size)}/{d}", kind, d, size, size - opts.reserve, ids,
-                               kept_by_domain[d], docs, qs))
+            rungs.append(make_rung(name, kind, d, size, size - opts.reserve, ids, kept_by_domain[d], docs, qs))
+            below_name, below_n = name, len(ids)
 
     all_kept = [q for d in domains for q in kept_by_domain[d]]
-    shared_ids = np.unique(np.concatenate(list(base_pools.values())))
     shared_size = tokens.parse_size(opts.shared_size) if opts.shared_size else MAX_DOMAINS * base
     honest = len(domains) * base == shared_size  # the union of the base pools is sized as its name says
     shared_name = tokens.format_size(shared_size) if honest else SHARED
+    shared_tokens = int(tok.loc[shared_ids].sum())
+    absent = [dict(a, reason=a["reason"].replace(SHARED_LABEL, shared_name)) for a in absent]
     if not honest:
         messages.append(f"the shared rung is named {SHARED!r}: it is the union of {len(domains)} base pools "
-                        f"({len(domains)} × {opts.base}), not {tokens.format_size(shared_size)}")
+                        f"({len(domains)} × {opts.base}), not {tokens.format_size(shared_size)}; it holds "
+                        f"{shared_tokens:,} tokens")
     rungs.append(make_rung(shared_name, "shared", None, len(domains) * base, None, shared_ids, all_kept, docs, qs))
     rest = np.setdiff1d(docs["doc_id"].to_numpy(), shared_ids)
     rest = np.sort(rest)[seeded_rng(opts.seed, "global").permutation(len(rest))]
     total = int(docs["n_tokens"].sum())
-    shared_tokens = int(tok.loc[shared_ids].sum())
-    limit = tokens.parse_size(opts.max_size) if opts.max_size else total
-    size = shared_size * 2
-    while size - opts.reserve < shared_tokens and size < total:  # a global rung holds the shared pool whole
-        messages.append(f"rung {tokens.format_size(size)} skipped: the shared pool alone holds {shared_tokens:,} "
-                        "tokens, more than its budget")
+    limit = tokens.parse_size(opts.max_size) if opts.max_size else None  # default: until the bank fits a budget
+    # the shared rung stands for len(domains) × base (512K with 8 domains): injection starts above that and above
+    # what it really holds
+    size = first_global_size(shared_tokens, opts.reserve, max(len(domains) * base, shared_size if honest else 0))
+    below_name, below_n = shared_name, len(shared_ids)
+    while limit is None or size <= limit:
+        name = tokens.format_size(size)
+        injected = prefix_within(rest, tok, size - opts.reserve - shared_tokens)
+        if len(injected) == len(rest):  # the whole bank fits: that is the full rung
+            break
+        if len(shared_ids) + len(injected) == below_n:
+            absent.append({"rung": name, "after": below_name,
+                           "reason": f"not built: same documents as {below_name} (no further document fits)"})
+        else:
+            ids = np.concatenate([shared_ids, injected])
+            rungs.append(make_rung(name, "global", None, size, size - opts.reserve, ids, all_kept, docs, qs))
+            below_name, below_n = name, len(ids)
         size *= 2
-    while size < total and size <= limit:
-        ids = np.concatenate([shared_ids, prefix_within(rest, tok, size - opts.reserve - shared_tokens)])
-        rungs.append(make_rung(tokens.format_size(size), "global", None, size, size - opts.reserve, ids, all_kept,
-                           docs, qs))
-        size *= 2
-    if size >= total:
-        messages.append(f"rungs from {tokens.format_size(size)} up are skipped: the bank holds {total:,} tokens")
+    messages.append(f"rungs from {tokens.format_size(size)} up are not built: "
+                    + (f"above --max-size {opts.max_size}" if limit is not None and size > limit else
+                       f"the bank holds {total:,} tokens (the full rung)"))
     rungs.append(make_rung("full", "full", None, None, None, docs["doc_id"].to_numpy(), all_kept, docs, qs))
+    for a in absent:
+        messages.append(f"{a['rung']} {a['reason']}")
+    messages += low_coverage_warnings(rungs)
+    seen: dict[str, str] = {}
     for i, r in enumerate(rungs):
         r.order = i
+        if r.membership_hash in seen:  # one domain: shared is its base pool; a base that holds the whole bank
+            r.composition["note"] = f"same documents and queries as {seen[r.membership_hash]}"
+        seen.setdefault(r.membership_hash, r.name)
     messages += few_queries_warnings(rungs)
 
     kept_df = pd.DataFrame(kept_rows, columns=KEPT_SCHEMA.names)
-    ladder = Ladder(rungs, kept_df, dict(opts.to_json(), encoding=encoding), messages)
+    ladder = Ladder(rungs, kept_df, dict(opts.to_json(), encoding=encoding), messages, absent)
     store(ws, ladder, built_from)
     return ladder
+
+
+def first_global_size(shared_tokens: int, reserve: int, floor: int = 0) -> int:
+    """The first power-of-two size (1K, 2K, 4K, ...) above ``floor`` (the size the shared rung stands for) whose
+    budget holds more than the shared pool: where global injection starts, so a bank of any number of domains gets
+    every scale it can hold (8 domains of 64K: 1M; one domain of 64K: 128K)."""
+    size = tokens.K
+    while size <= floor or size - reserve <= shared_tokens:
+        size *= 2
+    return size
+
+
+def low_coverage_warnings(rungs: list[Rung]) -> list[str]:
+    """A warning per base rung whose kept queries find under LOW_COVERAGE of their hard negatives in it."""
+    out = []
+    for r in rungs:
+        mean = r.composition.get("hard_negative_coverage", {}).get("mean")
+        if r.kind == "domain" and mean is not None and mean < LOW_COVERAGE:
+            out.append(f"warning: base rung {r.name} holds {mean:.0%} of its kept queries' hard negatives (below "
+                       f"{LOW_COVERAGE:.0%}): near misses then enter with scale, and the effect of scale mixes with "
+                       "where they enter (raise --hn-share, or see the base that keeps every query with full "
+                       "coverage in the summary)")
+    return out
 
 
 def make_rung(name: str, kind: str, domain: str | None, size: int | None, budget: int | None, ids: np.ndarray,
@@ -501,8 +614,8 @@ def store(ws: Workspace, ladder: Ladder, built_from: dict | None = None, kind: s
         ws.write("rungs", rungs, mode="overwrite", schema=RUNGS_SCHEMA)
         ws.write("rung_members", members, mode="overwrite", schema=MEMBERS_SCHEMA)
         ws.write("ladder_queries", kept, mode="overwrite", schema=KEPT_SCHEMA)
-        ws.set_setting(setting_key(kind), {**ladder.options, "messages": ladder.messages, "bank": built_from,
-                                           **(extra_settings or {})})
+        ws.set_setting(setting_key(kind), {**ladder.options, "messages": ladder.messages, "absent": ladder.absent,
+                                           "bank": built_from, **(extra_settings or {})})
 
 
 # --------------------------------------------------------------------------------------------- reading
@@ -559,18 +672,19 @@ def load(ws: Workspace, allow_stale: bool = False, kind: str | tuple[str, ...] |
     """
     wanted = [kind] if isinstance(kind, str) else list(kind)
     held = kinds(ws)
+    where = shlex.quote(str(ws.path))  # hints name the real workspace, not a placeholder
     for k in wanted:
         if k not in held:
             what = "ladder" if k == BUILT else f"{k} ladder"
             raise EmbSError(f"the workspace {ws.path} has no {what} yet",
-                            fix="run `emb-s ladder build --workspace DIR` first." if k == BUILT else
-                            f"build it first: `emb-s ladder build --workspace DIR{BUILD_FLAGS[k]}`; it holds: "
+                            fix=f"run `emb-s ladder build --workspace {where}` first." if k == BUILT else
+                            f"build it first: `emb-s ladder build --workspace {where}{BUILD_FLAGS[k]}`; it holds: "
                             f"{', '.join(held) or 'none'}.")
         stale = None if allow_stale else stale_reason(ws, k)
         if stale:
             raise EmbSError(f"the {'' if k == BUILT else k + ' '}ladder of {ws.path} is stale: {stale}",
-                            fix=f"rebuild it: `emb-s ladder build --workspace DIR{BUILD_FLAGS.get(k, '')}` (then "
-                                "rerun the evaluations).")
+                            fix=f"rebuild it: `emb-s ladder build --workspace {where}{BUILD_FLAGS.get(k, '')}` "
+                                "(then rerun the evaluations).")
     meta = _with_kind(ws.read_pandas("rungs"))
     meta = meta[meta["ladder"].isin(wanted)]
     meta = meta.assign(_k=meta["ladder"].map(wanted.index)).sort_values(["_k", "order"])
@@ -590,7 +704,9 @@ def load(ws: Workspace, allow_stale: bool = False, kind: str | tuple[str, ...] |
     kept = _with_kind(ws.read_pandas("ladder_queries"))
     kept = kept[kept["ladder"].isin(wanted)].reset_index(drop=True)
     messages = [m for k in wanted for m in ws.settings.get(setting_key(k), {}).get("messages", [])]
-    return Ladder(rungs, kept, settings, messages)
+    absent = [a for k in wanted for a in ws.settings.get(setting_key(k), {}).get("absent", [])
+              if kind_of(a["rung"]) == k]
+    return Ladder(rungs, kept, settings, messages, absent)
 
 
 def load_all(ws: Workspace, allow_stale: bool = False) -> Ladder | None:

@@ -2,6 +2,8 @@
 sources a query's top-10 draws from at the shared rung versus the largest rung."""
 from __future__ import annotations
 
+import shlex
+
 import pandas as pd
 import streamlit as st
 
@@ -18,28 +20,34 @@ path, v = widgets.pick_workspace()
 with widgets.guard():
     lad = data.get_ladder(path, v)
 if lad is None:
-    st.info("This workspace has no ladder yet: build it with `emb-s ladder build --workspace DIR`.")
+    st.info(md(f"This workspace has no ladder yet: build it with `emb-s ladder build --workspace "
+               f"{shlex.quote(str(path))}`."))
     st.stop()
 
-table = lad.table()
-table["budget"] = pd.to_numeric(table["budget"], errors="coerce").astype("Int64")  # "" for full → missing
+table = lad.table(absent=True)  # rungs not built (same documents as the one below) as rows saying why
+for column in ("budget", "documents", "tokens", "queries"):  # "" for full or an absent rung → missing
+    table[column] = pd.to_numeric(table[column], errors="coerce").astype("Int64")
+table["hn_coverage"] = pd.to_numeric(table["hn_coverage"], errors="coerce")
+st.caption("size: what each rung really holds (1K = 1,024 tokens); hn_coverage: the mean share of a kept query's "
+           "hard negatives in the rung (below 0.9 at a base rung, near misses enter with scale).")
 st.dataframe(table, hide_index=True, width="stretch")
 st.caption(md(f"Rung tokens are {bank_summary.SERIALIZED_TOKENS}. {bank_summary.TOKENS_NOTE}."))
 widgets.table_downloads(table, "ladder", "ladder")
-for msg in lad.messages:
-    st.caption(md(msg))
+for msg in lad.messages:  # a base rung under 90% hard-negative coverage, domain rungs with few queries: warnings
+    (st.warning if msg.startswith("warning:") else st.caption)(md(msg))
 
 st.subheader("Queries kept per domain")
 with widgets.guard():
     kept_summary = kept_view.table(data.workspace(path)[0], lad)
 st.dataframe(kept_summary, hide_index=True, width="stretch")
-note = kept_view.dropped_note(kept_summary, str(lad.options.get("base", "64K")))
+note = kept_view.dropped_note(kept_summary, str(lad.options.get("base", "64K")), path)
 if note:
     st.warning(md(note))
 
 st.subheader("Hard-negative coverage")
-st.caption("Share of each kept query's hard negatives that are in the rung. The 64K pools take hard negatives "
-           "round-robin across queries in a seeded order, so shares differ by at most one document per query.")
+st.caption("Share of each kept query's hard negatives that are in the rung. A base pool keeps only queries whose "
+           "gold and hard negatives fit it (up to --hn-share of its budget; by default all of them, coverage 1.0); "
+           "what is left of a share takes hard negatives round-robin across queries in a seeded order.")
 coverage = data.hard_negative_coverage(path, v)
 if coverage.empty or not (coverage["hard_negatives"] > 0).any():
     st.info("No kept query lists hard negatives (import them with the bank, or add them with `emb-s collide`).")

@@ -140,7 +140,9 @@ def overlap_runs(ws: Workspace, n_runs: int = 3, k: int = 100, batch: int = 2000
 
 def build_workspace(folder: Path, n_queries: int = 30, n_docs: int = 300, n_runs: int = 3, seed: int = 0,
                     base: str = "1K", max_size: str | None = None) -> Path:
-    """A full workspace under ``folder``/ws: bank, ladder (base 1K: 1K/2K/4K per domain, shared, doublings, full)."""
+    """A full workspace under ``folder``/ws: bank, ladder (base 1K: 1K/2K per domain, shared, doublings, full; 4K/<d>
+    would be the shared rung, so it is absent). The ladder keeps queries by their gold alone (``hn_share=0``): every
+    one of the 30 queries stays on the tiny 1K base, and the Ladder page has a low-coverage warning to show."""
     src = make_bank(folder / "bank", n_queries=n_queries, n_docs=n_docs, seed=seed)
     ws_dir = folder / "ws"
     bank.import_path(ws_dir, "native", src, source="synthetic")
@@ -149,6 +151,6 @@ def build_workspace(folder: Path, n_queries: int = 30, n_docs: int = 300, n_runs
 
     b = parse_size(base)
     ladder.build(ws, ladder.LadderOptions(base=base, domain_sizes=(base, format_size(2 * b), format_size(4 * b)),
-                                          reserve=0, max_size=max_size))
+                                          reserve=0, max_size=max_size, hn_share=0.0))
     overlap_runs(ws, n_runs=n_runs)
     return ws_dir

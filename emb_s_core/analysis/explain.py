@@ -12,7 +12,8 @@ order:
    (BM25's statistics belong to the rung, so the gold's own score can drop; dense scores never do).
 
 A displaced query weighs 1, split equally over its displacers, so a cell's cause shares sum to 1 over its n
-displaced queries.
+displaced queries. A query whose r′ list is shorter than K and holds no new document lost its gold to nothing: its
+weight goes to ``gold's own score`` (the gold fell out of the list, e.g. its score dropped to the retriever's cut).
 """
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ OTHER_SOURCE = "new, other source"
 SAME_DOMAIN = "new, same domain"
 OTHER_DOMAIN = "new, other domain"
 ALREADY_IN = "already in r"
-CAUSES = (HARD_NEGATIVE, OTHER_SOURCE, SAME_DOMAIN, OTHER_DOMAIN, ALREADY_IN)
+OWN_SCORE = "gold's own score"  # no document took the gold's place (the r′ list is shorter than K)
+CAUSES = (HARD_NEGATIVE, OTHER_SOURCE, SAME_DOMAIN, OTHER_DOMAIN, ALREADY_IN, OWN_SCORE)
 DEFAULT_K = 10
 
 
@@ -48,7 +50,7 @@ def _check(ws: Workspace, run: str, rung_from: str, rung_to: str, k: int) -> tup
 
 def displacements(ws: Workspace, run: str, rung_from: str, rung_to: str, k: int = DEFAULT_K) -> pd.DataFrame:
     """One row per displaced query: qid, domain, lost (gold ids that left the top-K), displacers (doc ids, in r′
-    rank order), causes (one per displacer), gold_ranks_to (rank of each lost gold on r′ within the stored list, 0
+    rank order), causes (one per displacer; ``[OWN_SCORE]`` when there is none), gold_ranks_to (rank of each lost gold on r′ within the stored list, 0
     when beyond it)."""
     small, _ = _check(ws, run, rung_from, rung_to, k)
     res = runs.load_results(ws, runs=[run], rungs=[rung_from, rung_to])
@@ -71,7 +73,7 @@ def displacements(ws: Workspace, run: str, rung_from: str, rung_to: str, k: int 
         seen = set(top_a)
         displacers = [d for d in top_b if d not in seen]
         causes = [_cause(d, negatives, members, docs, qs.at[qid, "domain"], qs.at[qid, "source"])
-                  for d in displacers]
+                  for d in displacers] or [OWN_SCORE]  # one cause per displacer; none: the query still weighs 1
         full_b = [int(d) for d in b]
         rows.append({"qid": qid, "domain": qs.at[qid, "domain"], "lost": lost, "displacers": displacers,
                      "causes": causes, "gold_ranks_to": [full_b.index(g) + 1 if g in full_b else 0 for g in lost]})

@@ -17,16 +17,16 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from emb_s_core import ladder, metrics
+from emb_s_core import ladder, metrics, tokens
 from emb_s_core import runs as runs_mod
 from emb_s_core.analysis import views
 from emb_s_core.analysis.views import scale_of
 from emb_s_core.errors import EmbSError
 from emb_s_core.store import Workspace
 
-DEFAULT_SCALES = ("64K", "512K", "30M", "326M")
 METRICS = ("R@1", "SR@10", "FR@10")
 FORMATS = ("markdown", "csv", "latex")
+DEFAULT_LABEL = "(every scale of the ladder)"  # named in the error when the ladder has no scale with results
 
 
 @dataclass
@@ -38,6 +38,7 @@ class PaperTable:
     rows: pd.DataFrame
     scales: list[str]
     effective: pd.Series | None = None  # run -> "1M [512K, ≥ full]" on the built ladder, else None
+    sizes: dict[str, str] | None = None  # scale -> what its rung really holds ("shared" -> "63.0K"), when known
 
 
 def column_of(rung: str) -> str:
@@ -67,18 +68,43 @@ def available_scales(per_query_df: pd.DataFrame, kind: str | None = None) -> lis
 
 
 def default_scales(available: Sequence[str]) -> list[str]:
-    """The paper's scales where the results have them, else every available scale."""
-    chosen = [s for s in DEFAULT_SCALES if s in available]
-    return chosen or list(available)
+    """Every scale the ladder has results on: a release's published scales (whichever they are) or a built ladder's
+    own rungs; the user narrows them."""
+    return list(available)
 
 
-def build(ws: Workspace, scales: Sequence[str] = DEFAULT_SCALES, runs: Sequence[str] | None = None,
+def ladder_scales(ws: Workspace, kind: str) -> list[str]:
+    """The scale columns of the workspace's ladder of ``kind``, in ladder order (empty without that ladder)."""
+    if not ladder.exists(ws, kind):
+        return []
+    return list(dict.fromkeys(column_of(r.name) for r in ladder.load(ws, allow_stale=True, kind=kind).rungs))
+
+
+def real_sizes(ws: Workspace, kind: str) -> dict[str, str]:
+    """Scale -> the real size of its rung, for scales whose name is not a size (``shared``, ``full``)."""
+    if not ladder.exists(ws, kind):
+        return {}
+    return {column_of(r.name): ladder.real_size(r.n_tokens) for r in ladder.load(ws, allow_stale=True, kind=kind).rungs
+            if r.domain is None and "/" not in r.name and not _is_size(column_of(r.name))}
+
+
+def _is_size(scale: str) -> bool:
+    try:
+        tokens.parse_size(scale)
+    except EmbSError:
+        return False
+    return True
+
+
+def build(ws: Workspace, scales: Sequence[str] | None = None, runs: Sequence[str] | None = None,
           per_query_df: pd.DataFrame | None = None, kind: str | None = None) -> PaperTable:
     """The table over the results on ladder ``kind`` (default :func:`default_ladder`): a run evaluated on several
-    kinds contributes one kind's rungs only, so official and built rungs of one size never pool."""
-    scales = [s.strip() for s in scales if s.strip()]
-    if not scales:
-        raise EmbSError("no scale given for the paper table", fix="pass e.g. --rungs 64K,512K,30M,326M.")
+    kinds contributes one kind's rungs only, so official and built rungs of one size never pool. ``scales``
+    default: every scale of that ladder (the workspace's stored rungs, else those the results cover)."""
+    explicit = scales is not None
+    scales = [s.strip() for s in (scales or []) if s.strip()]
+    if explicit and not scales:
+        raise EmbSError("no scale given for the paper table", fix="pass e.g. --scales 64K,512K,30M,326M.")
     listed = runs_mod.list_runs(ws)
     chosen = list(runs) if runs is not None else listed["run"].tolist()
     unknown = [r for r in chosen if r not in set(listed["run"])]
@@ -95,10 +121,12 @@ def build(ws: Workspace, scales: Sequence[str] = DEFAULT_SCALES, runs: Sequence[
         pq = pq[pq["run"].isin(chosen) & (pq["rung"].map(ladder.kind_of) == kind)]
         pq = pq.assign(column=pq["rung"].map(column_of))
     present = set(pq["column"]) if len(pq) else set()
+    if not explicit:
+        scales = ladder_scales(ws, kind) or available_scales(pq) or [DEFAULT_LABEL]
     missing = [s for s in scales if s not in present]
     if len(missing) == len(scales):
         raise EmbSError(f"no results on the {kind} ladder at any of the scales {', '.join(scales)}",
-                        fix=f"choose --rungs from: {', '.join(sorted(present)) or '(no results on it)'}, or another "
+                        fix=f"choose --scales from: {', '.join(sorted(present)) or '(no results on it)'}, or another "
                             "--ladder.")
     pq = pq[pq["column"].isin(scales)]
     agg = metrics.aggregate(pq, by=("run", "column"), metrics=list(METRICS), n_boot=0)
@@ -110,7 +138,7 @@ def build(ws: Workspace, scales: Sequence[str] = DEFAULT_SCALES, runs: Sequence[
     counts = counts.reindex(index=rows["run"], columns=cols).fillna(0).astype(np.int64)
     if effective is not None:
         effective = effective.reindex(rows["run"]).fillna("–")
-    return PaperTable(values, counts, rows, scales, effective)
+    return PaperTable(values, counts, rows, scales, effective, real_sizes(ws, kind))
 
 
 EFFECTIVE_COLUMN = "effective scale"
@@ -170,7 +198,8 @@ def _n_note(table: PaperTable) -> list[str]:
             uniq = sorted(set(int(v) for v in ns))
             parts.append(f"{metric} n={uniq[0]}" if len(uniq) == 1 else
                          f"{metric} n=" + ", ".join(f"{r}: {int(v)}" for r, v in ns.items()))
-        lines.append(f"{scale}: " + "; ".join(parts))
+        size = (table.sizes or {}).get(scale)
+        lines.append(f"{scale}{f' ({size} tokens)' if size else ''}: " + "; ".join(parts))
     return lines
 
 

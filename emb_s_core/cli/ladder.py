@@ -20,6 +20,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--reserve", type=int, default=1024, help="prompt/query reserve subtracted from every budget")
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--strict", action="store_true", help="fail when a domain's gold sets do not fit the base rung")
+    b.add_argument("--hn-share", type=float, default=1.0, metavar="SHARE",
+                   help="the most of a base budget (0-1) the kept queries' hard negatives may reserve (default 1.0: "
+                        "queries are kept only with all their hard negatives, coverage 1.0 at the base; 0: the gold "
+                        "alone decides, near misses then enter with scale)")
     b.add_argument("--control", choices=["benign"], default=None,
                    help="build a control ladder beside the built one instead: 'benign' = its benign twin (same "
                         "rungs, budgets, queries and gold; the rest irrelevant to every kept query). The built "
@@ -53,7 +57,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         return _build_twin(args)
     opts = LadderOptions(base=args.base, domain_sizes=tuple(s.strip() for s in args.domain_sizes.split(",")),
                          shared_size=args.shared_size, max_size=args.max_size, encoding=args.encoding,
-                         reserve=args.reserve, seed=args.seed, strict=args.strict)
+                         reserve=args.reserve, seed=args.seed, strict=args.strict, hn_share=args.hn_share)
     from emb_s_core.analysis import kept
 
     ws = Workspace(args.workspace)
@@ -62,11 +66,11 @@ def cmd_build(args: argparse.Namespace) -> int:
         print(message)
     summary = kept.table(ws, ladder)
     print_table(summary.to_dict("records"))
-    note = kept.dropped_note(summary, args.base)
+    note = kept.dropped_note(summary, args.base, ws.path)
     if note:
         print(f"\nnote: {note}")
     print()
-    print_table(ladder.table().to_dict("records"))
+    print_table(ladder.table(absent=True).to_dict("records"))
     return 0
 
 
@@ -110,10 +114,14 @@ def cmd_show(args: argparse.Namespace) -> int:
     if stale:
         print(f"warning: this ladder is stale: {stale}; rebuild it with `emb-s ladder build`.", file=sys.stderr)
     ladder = load(ws, allow_stale=True, kind=kind)
+    for message in ladder.messages:  # e.g. a base rung under 90% hard-negative coverage
+        if message.startswith("warning:"):
+            print(message, file=sys.stderr)
     if args.json:
         print_json({"options": ladder.options,
                     "rungs": [dict(row, composition=r.composition) for row, r in
-                              zip(ladder.table().to_dict("records"), ladder.rungs)]})
+                              zip(ladder.table().to_dict("records"), ladder.rungs)],
+                    "absent": ladder.absent})
         return 0
-    print_table(ladder.table().to_dict("records"))
+    print_table(ladder.table(absent=True).to_dict("records"))
     return 0

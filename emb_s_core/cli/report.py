@@ -26,8 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--paper-table", action="store_true",
                    help="the paper's Table 3: one row per run (reranking under its base), R@1/SR@10/FR@10 per scale, "
                         "n per cell (markdown, csv or latex)")
-    r.add_argument("--rungs", default=None, metavar="SCALES",
-                   help="--paper-table: comma-separated scales (default 64K,512K,30M,326M; domain rungs pooled)")
+    r.add_argument("--scales", "--rungs", dest="rungs", default=None, metavar="SCALES",
+                   help="--paper-table: comma-separated scales (default: every scale of the ladder, e.g. a release's "
+                        "published scales or the built ladder's rungs; domain rungs pooled)")
     r.add_argument("--ladder", choices=["built", "official", "benign"], default=None,
                    help="--paper-table: which ladder's rungs (default: built when results cover it, else official)")
     r.add_argument("--wide", action="store_true", help="one row per run (and metric), one column per rung: values only")
@@ -86,7 +87,7 @@ def cmd_paper_table(args: argparse.Namespace) -> int:
     if fmt not in paper_table.FORMATS:
         raise EmbSError(f"the paper table is written as markdown, csv or latex, not {fmt}",
                         fix="pass --format markdown, csv or latex.")
-    table = paper_table.build(_open(args.workspace), _split(args.rungs) or paper_table.DEFAULT_SCALES,
+    table = paper_table.build(_open(args.workspace), _split(args.rungs),
                               runs=_split(args.runs), kind=args.ladder)
     text = paper_table.render(table, fmt)
     if args.out:

@@ -222,8 +222,9 @@ class _Reader:
         return None
 
     def add_record(self, rec: Any, where: str, default_qid: str, scale: str | None, split: str | None) -> None:
+        present = list(rec) if isinstance(rec, dict) else []  # the file's keys, not the ones validation fills in
         rec = validated_record(rec, where)
-        for key in rec:
+        for key in present:
             self.keys[key] = self.keys.get(key, 0) + 1
         qid = str(rec.get("qid", rec.get("id", default_qid)))
         dedup = qid if ("qid" in rec or "id" in rec) else normalized(rec["query"])

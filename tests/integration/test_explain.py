@@ -70,6 +70,22 @@ def test_every_cause_is_attributed_right(ws):
     assert "qg" not in set(explain.explain(ws, "hand", "r", "r2", k=1)["displaced"]["qid"])  # gold first on both
 
 
+def test_shares_sum_to_one_when_the_longer_rungs_list_is_shorter_than_k(ws):
+    """A retriever that returns fewer than K documents on r′: a gold that left the list with no document taking its
+    place still weighs 1 (``gold's own score``), so the shares sum to 1 (they summed to 8/9 before)."""
+    runs.create_run(ws, "short", "retriever", "short", {"k": 3})
+    lists = {"qa": ([1, 3], [3]), "qb": ([1, 3], [5]), "qc": ([1, 3], [6, 3])}  # qa: no displacer at all
+    runs.save_results(ws, "short", [{"rung": rung, "qid": qid, "doc_ids": pair[i]}
+                                    for qid, pair in lists.items() for i, rung in enumerate(["r", "r2"])])
+    out = explain.explain(ws, "short", "r", "r2", k=2)
+    shown = out["displaced"].set_index("qid")
+    assert shown.loc["qa", "displacers"] == [] and shown.loc["qa", "causes"] == [explain.OWN_SCORE]
+    shares = out["breakdown"].set_index("cause")
+    assert shares["share"].sum() == pytest.approx(1.0) and set(shares["n"]) == {3}
+    assert shares.loc[explain.OWN_SCORE, "share"] == pytest.approx(1 / 3)
+    assert shares.loc[explain.SAME_DOMAIN, "share"] == pytest.approx(1 / 3)
+
+
 def test_cli_agrees_with_the_engine(ws, capsys):
     assert main(["explain", "--workspace", str(ws.path), "--run", "hand", "--from", "r", "--to", "r2", "--k", "2",
                  "--json"]) == 0

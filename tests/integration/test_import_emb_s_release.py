@@ -159,6 +159,7 @@ def test_info_json_reports_the_release(tmp_path, capsys):
     assert (details["matched_references"], details["unmatched_references"]) == (5, 2)
     assert [u["qid"] for u in details["unmatched_named"]] == ["test-3", "test-4"]
     assert details["keys_found"]["difficulty"] == 1 and details["keys_found"]["query"] == 5
+    assert "answer_aliases" not in details["keys_found"]  # the mock's records have none (validation fills it in)
 
 
 def test_splits(tmp_path):

@@ -76,6 +76,11 @@ def test_eval_report_on_the_official_ladder(ws, capsys):
     rows = report.rows(ws, metric_names=["SR@10"], n_boot=0)
     assert rows["rung"].tolist() == ["official:64K", "official:128K", "official:512K"]
     assert (rows["n"] == 3).all()
+    # the paper table defaults to every published scale the workspace has (128K was hidden by a fixed default)
+    assert main(["report", "--paper-table", "-w", w]) == 0
+    header = capsys.readouterr().out.splitlines()[0]
+    assert header == "| run | " + " | ".join(f"{s} {m}" for s in ("64K", "128K", "512K")
+                                             for m in ("R@1", "SR@10", "FR@10")) + " |"
 
 
 def test_official_needs_a_release(tmp_path):

@@ -63,6 +63,8 @@ def test_formats(ws):
     assert md.splitlines()[0] == ("| run | 8K R@1 | 8K SR@10 | 8K FR@10 | full R@1 | full SR@10 | full FR@10 "
                                   "| effective scale |")
     assert "| ↳ bm25+ce |" in md and "- 8K: R@1 n=" in md
+    full = ladder.load(ws).rung("full")
+    assert f"- full ({ladder.real_size(full.n_tokens)} tokens): R@1 n=" in md  # the real size of a named scale
     tex = paper_table.render(pt, "latex")
     assert r"\toprule" in tex and r"\bottomrule" in tex and r"\cmidrule(lr){2-4}\cmidrule(lr){5-7}" in tex
     assert r"\multicolumn{3}{c}{8K}" in tex and r"\quad + bm25+ce" in tex
@@ -91,8 +93,15 @@ def test_cli_and_bad_requests(ws, capsys, tmp_path):
     out = tmp_path / "t3.tex"
     assert main(["report", "--paper-table", "--rungs", "8K", "-w", str(ws.path), "--out", str(out)]) == 0
     assert out.read_text().startswith(r"\begin{tabular}{lrrrl}")  # 3 metrics + effective scale
-    assert main(["report", "--paper-table", "-w", str(ws.path)]) == 2  # 64K/512K/30M/326M: none here
-    assert "no results on the built ladder at any of the scales 64K, 512K, 30M, 326M" in capsys.readouterr().err
+    # no --scales: every scale of the built ladder (it used to ask for 64K/512K/30M/326M and exit 2 on this bank)
+    assert main(["report", "--paper-table", "-w", str(ws.path)]) == 0
+    header = capsys.readouterr().out.splitlines()[0]
+    scales = list(dict.fromkeys(paper_table.column_of(r.name) for r in ladder.load(ws).rungs))
+    assert scales[0] == "8K" and scales[-1] == "full" and len(scales) >= 4
+    assert header == "| run | " + " | ".join(f"{s} {m}" for s in scales for m in paper_table.METRICS) + \
+        " | effective scale |"
+    assert main(["report", "--paper-table", "--scales", "512K,30M,326M", "-w", str(ws.path)]) == 2
+    assert "no results on the built ladder at any of the scales 512K, 30M, 326M" in capsys.readouterr().err
     with pytest.raises(EmbSError, match="no run named 'nope'"):
         paper_table.build(ws, ["8K"], runs=["nope"])
     assert main(["report", "--paper-table", "--format", "json", "-w", str(ws.path)]) == 2

@@ -19,7 +19,8 @@ def ws(tmp_path_factory):
     root = tmp_path_factory.mktemp("report")
     bank.import_path(root / "ws", "native", make_bank(root / "bank", n_docs=150, n_queries=24))
     w = Workspace(root / "ws")
-    lad = ladder.build(w, ladder.LadderOptions(base="8K", domain_sizes=("8K", "16K"), shared_size="24K"))
+    # queries kept by their gold alone (hn_share=0): the 8K pools keep enough queries per rung for the paired tests
+    lad = ladder.build(w, ladder.LadderOptions(base="8K", domain_sizes=("8K", "16K"), shared_size="24K", hn_share=0.0))
     qs = bank.queries(w).set_index("qid")
     rng = np.random.default_rng(0)
     for name in ("oracle", "shuffle", "llm"):

@@ -38,7 +38,7 @@ def test_home_shows_bank_summary(app_env):
     labels = {m.label: m.value for m in at.metric}
     assert labels["Documents"] == "300"
     assert labels["Runs"] == "5"
-    assert labels["Rungs"] == "12"
+    assert labels["Rungs"] == "11"  # 1K, 2K per domain (4K/<d> would be the shared rung), shared, 4K-16K, full
     assert int(labels["Queries"]) == 30
     assert len(at.dataframe) >= 3
     run_table = next(d.value for d in at.dataframe if "state" in d.value.columns).set_index("run")["state"]
@@ -113,7 +113,7 @@ def test_overview_heatmap_marks_cells_that_could_not_run(app_env):
     state = [[c[3] for c in row] for row in heat[1]["customdata"]]
     runs = heat[1]["y"]
     rungs = heat[1]["x"]
-    assert len(rungs) == 12 and "longctx" in runs and "partial" in runs
+    assert len(rungs) == 11 and "longctx" in runs and "partial" in runs
     lc = runs.index("longctx")
     assert state[lc][-1] == "does not fit" and values[lc][-1] is None  # NaN travels as null, never 0
     assert heat[0]["text"][lc][-1] == "does not<br>fit" and heat[1]["text"][lc][-1] == ""
@@ -136,7 +136,7 @@ def test_overview_filters_and_empty_result(app_env):
     at = run_page("2_Overview.py", {"ws": str(app_env), "sources": "multi", "x": "scale"})
     assert_clean(at)
     heat = plotly_specs(at)[0]["data"][1]
-    assert heat["x"][:3] == ["1K", "2K", "4K"]
+    assert heat["x"][:4] == ["1K", "2K", "shared", "4K"]
     at = run_page("2_Overview.py", {"ws": str(app_env), "domain": "history", "task": "nonexistent-task"})
     assert not at.exception
     # an unknown task in the URL is dropped: the view falls back to all tasks and still draws
@@ -220,27 +220,32 @@ def test_compare_paired_tests(app_env):
     assert_clean(at)
     tests = at.dataframe[0].value
     assert {"delta", "p_value", "ci_low", "ci_high", "n", "wins", "losses", "ties"} <= set(tests.columns)
-    assert len(tests) == 12
+    assert len(tests) == 11
     assert ((tests["p_value"] > 0) & (tests["p_value"] <= 1)).all()
     assert (tests["wins"] + tests["losses"] + tests["ties"] == tests["n"]).all()
     assert len(plotly_specs(at)) == 2
     # partial only has the shared rungs: the comparison keeps the common ones and says so
     at = run_page("4_Compare.py", {"ws": str(app_env), "a": "overlap", "b": "partial"})
     assert_clean(at)
-    assert len(at.dataframe[0].value) == 3
+    assert len(at.dataframe[0].value) == 5  # shared, 4K, 8K, 16K, full
     assert any("left out" in c.value for c in at.caption)
 
 
 def test_ladder_page(app_env):
     at = run_page("5_Ladder.py", {"ws": str(app_env), "run": "overlap"})
     assert_clean(at)
-    assert len(at.dataframe[0].value) == 12
-    assert "hn_coverage" in at.dataframe[0].value.columns
+    rungs = at.dataframe[0].value
+    assert len(rungs) == 14 and (rungs["kind"] == "absent").sum() == 3  # 11 rungs and the 3 not built, saying why
+    assert rungs.set_index("rung").loc["4K/history", "note"].startswith("not built: same documents as shared")
+    assert {"hn_coverage", "size"} <= set(rungs.columns)
+    assert any(w.value.startswith("warning\\: base rung 1K\\/history holds 0\\%") for w in at.warning)  # hn_share=0
     coverage = next(d.value for d in at.dataframe if "hard_negatives" in d.value.columns)  # first rung, per query
     assert list(coverage.columns) == ["qid", "hard_negatives", "present", "coverage"] and len(coverage)
     assert ((coverage["coverage"] >= 0) & (coverage["coverage"] <= 1)).all()
     kept = next(d.value for d in at.dataframe if "base_needed" in d.value.columns)
-    assert kept["queries"].sum() == 30 and kept["dropped"].sum() == 0 and not at.warning  # every query kept
+    assert kept["queries"].sum() == 30 and kept["dropped"].sum() == 0  # every query kept (by its gold alone)
+    assert not any("are dropped" in w.value for w in at.warning)
+    assert set(kept["base_full_coverage"]) == {"2K"}  # the base that would keep them all with every near miss
     specs = plotly_specs(at)
     assert len(specs) == 2
     names = [t["name"] for t in specs[1]["data"]]

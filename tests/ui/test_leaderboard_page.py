@@ -109,15 +109,15 @@ def test_correction_choice(app_env, tmp_path):
     at = run_page(PAGE, {"ws": str(ws), "metric": "R@1", "x": "rung", "runs": "overlap,fix6", "base": "overlap"})
     assert_clean(at)
     t = board(at).set_index("run")
-    assert t.loc["fix6", "full"].endswith("=")  # Holm: 12 comparisons, p = 0.03125 × 12 > 0.05
-    assert "Holm" in legend(at) and "12 comparisons" in legend(at)
+    assert t.loc["fix6", "full"].endswith("=")  # Holm: 11 comparisons (11 rungs), p = 0.03125 × 11 > 0.05
+    assert "Holm" in legend(at) and "11 comparisons" in legend(at)
     at.selectbox(key="url_corr").set_value("none").run()
     assert_clean(at)
     assert board(at).set_index("run").loc["fix6", "full"].endswith("▲")  # alone it is significant
     assert "none (each test alone)" in legend(at) and at.query_params["corr"] == "none"
     at.selectbox(key="url_corr").set_value("bonferroni").run()
     assert board(at).set_index("run").loc["fix6", "full"].endswith("=") and "Bonferroni" in legend(at)
-    assert board(at).set_index("run").loc["fix6", "vs baseline"] == "0▲ 0▼ 12="
+    assert board(at).set_index("run").loc["fix6", "vs baseline"] == "0▲ 0▼ 11="
 
 
 def test_downloads_are_the_shown_table(app_env, downloads):

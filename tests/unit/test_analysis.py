@@ -266,13 +266,15 @@ def test_kept_summary_names_the_base_that_keeps_every_query(tmp_path):
     summary = kept.table(w, small)
     assert summary["queries"].sum() == 30 and (summary["kept"] + summary["dropped"] == summary["queries"]).all()
     assert summary["dropped"].sum() == (~small.kept["kept"].astype(bool)).sum() > 0
-    note = kept.dropped_note(summary, "4K")
-    need = max(summary["base_needed"], key=lambda s: int(s[:-1]))
-    assert note and f"--base {need}" in note and f"{summary['dropped'].sum()} of 30 queries" in note
-    assert "emb-s domains label --workspace DIR" in note
+    note = kept.dropped_note(summary, "4K", w.path)
+    need = max(summary["base_full_coverage"], key=lambda s: int(s[:-1]))
+    assert int(need[:-1]) > 4  # a base larger than the one that dropped them
+    assert note and f"--base {need}`" in note and f"{summary['dropped'].sum()} of 30 queries" in note
+    assert f"emb-s domains label --workspace {w.path}" in note and "DIR" not in note  # the real workspace path
     big = ladder.build(w, ladder.LadderOptions(base=need, domain_sizes=("4K",), shared_size="2M", reserve=256))
     again = kept.table(w, big)
     assert again["dropped"].sum() == 0 and kept.dropped_note(again, need) is None
+    assert min(r.composition["hard_negative_coverage"]["min"] for r in big.rungs if r.kind == "domain") == 1.0
     assert any("below the" in m for m in big.messages)  # the 4K domain size is left out
     assert kept.base_needed(1000, 24, 1024) == 1024 and kept.base_needed(1001, 24, 1024) == 2048
 

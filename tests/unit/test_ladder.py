@@ -46,7 +46,7 @@ def test_budgets_gold_and_nesting(ws):
     tok = ladder.serialized_tokens(ws)
     assert (tok > bank.token_counts(ws)).all()  # the [DocID=<id>] header and separator count too
     qs = bank.queries(ws).set_index("qid")
-    assert [r.kind for r in lad.rungs][:3] == ["domain", "mixed", "mixed"]
+    assert [r.kind for r in lad.rungs][:3] == ["domain", "mixed", "domain"]  # 64K/<d> would be the shared rung
     assert lad.rungs[-1].name == "full" and lad.rungs[-1].n_documents == len(tok)
     for r in lad.rungs:
         assert r.n_tokens == tok.loc[r.doc_ids].sum()
@@ -56,19 +56,22 @@ def test_budgets_gold_and_nesting(ws):
         for qid in r.qids:  # every kept query's gold is in every rung it is evaluated on
             assert set(qs.loc[qid, "ref_ids"]) <= members, (r.name, qid)
     for d in DOMAINS:
-        chain = [lad.rung(f"{s}/{d}") for s in ("16K", "32K", "64K")]
+        assert f"64K/{d}" not in lad.names  # 3 pools of 16K fit a 64K rung whole: the shared rung's documents
+        assert any(a["rung"] == f"64K/{d}" and "same documents as shared" in a["reason"] for a in lad.absent)
+        chain = [lad.rung(f"{s}/{d}") for s in ("16K", "32K")]
         for small, big in zip(chain, chain[1:]):
             assert set(small.doc_ids) <= set(big.doc_ids)
         assert set(chain[0].doc_ids) <= set(lad.rung("shared").doc_ids)
         assert set(chain[0].qids) == set(qs[qs["domain"] == d].index) & set(lad.kept.query("kept")["qid"])
     shared = [r for r in lad.rungs if r.kind in ("shared", "global", "full")]
-    assert [r.name for r in shared] == ["shared", "256K", "full"]  # 512K would exceed this bank
+    # doubling starts above the 48K the shared rung stands for and goes up to the bank (512K would exceed it)
+    assert [r.name for r in shared] == ["shared", "64K", "128K", "256K", "full"]
     assert lad.rung("shared").size == 3 * 16 * 1024  # three 16K pools, not the 128K asked for
     assert any("named 'shared': it is the union of 3 base pools (3 × 16K), not 128K" in m for m in lad.messages)
     for small, big in zip(shared, shared[1:]):
         assert set(small.doc_ids) <= set(big.doc_ids), (small.name, big.name)
         assert big.n_tokens > small.n_tokens
-    assert any("skipped" in m for m in lad.messages)
+    assert any(m.startswith("rungs from 512K up are not built") for m in lad.messages)
 
 
 def test_dropped_queries_are_reported_and_fixed(ws):
@@ -79,7 +82,7 @@ def test_dropped_queries_are_reported_and_fixed(ws):
     for r in lad.rungs:
         assert set(r.qids) <= kept_ids
     assert set(lad.rung("full").qids) == kept_ids
-    with pytest.raises(EmbSError, match="gold documents of domain .* more than the 16K base budget"):
+    with pytest.raises(EmbSError, match="gold documents and hard negatives of domain .* more than the 16K base"):
         ladder.build(ws, ladder.LadderOptions(base="16K", domain_sizes=("16K",), strict=True))
 
 
@@ -181,7 +184,8 @@ def test_serialized_64K_rungs_fit_a_64K_window_with_the_localize_prompt(tmp_path
 
 
 def test_hard_negative_fill_is_fair_across_queries(tmp_path):
-    """Every query gets the same share of its hard negatives (up to one document), whatever the import order."""
+    """With no budget share reserved for hard negatives (``hn_share=0``), every query gets the same share of its
+    hard negatives (up to one document), and the same documents whatever the import order."""
     def build(order):
         words = [f"w{i}" for i in range(1000, 2000)]
         docs = [{"doc_id": i, "text": " ".join(words[(i * 7 + j) % 1000] for j in range(200)), "domain": "d"}
@@ -193,7 +197,7 @@ def test_hard_negative_fill_is_fair_across_queries(tmp_path):
         write_jsonl(folder / "queries.jsonl", queries if order == "forward" else queries[::-1])
         bank.import_path(tmp_path / f"ws{order}", "native", folder)
         w = Workspace(tmp_path / f"ws{order}")
-        lad = ladder.build(w, ladder.LadderOptions(base="24K", domain_sizes=("24K",), reserve=256))
+        lad = ladder.build(w, ladder.LadderOptions(base="24K", domain_sizes=("24K",), reserve=256, hn_share=0.0))
         cov = ladder.hard_negative_coverage(lad, bank.queries(w))
         return cov[cov["rung"] == "24K/d"].set_index("qid")["present"].sort_index()
 
@@ -201,19 +205,25 @@ def test_hard_negative_fill_is_fair_across_queries(tmp_path):
     assert 0 < forward.mean() < 10  # the budget holds part of the hard negatives
     assert forward.max() - forward.min() <= 1 and backward.max() - backward.min() <= 1
     assert abs(forward.iloc[:10].mean() - forward.iloc[10:].mean()) <= 1  # first-imported are not favoured
+    assert forward.equals(backward)  # ordered by qid before the seeded draw: the import order does not matter
+    assert ladder.load(Workspace(tmp_path / "wsforward")).rung("24K/d").membership_hash == \
+        ladder.load(Workspace(tmp_path / "wsbackward")).rung("24K/d").membership_hash
     lad = ladder.load(Workspace(tmp_path / "wsforward"))
     summary = lad.rung("24K/d").composition["hard_negative_coverage"]
     assert summary["queries_with_hard_negatives"] == 20 and summary["max"] - summary["min"] <= 0.1
 
 
-def test_global_rungs_smaller_than_the_shared_pool_are_skipped(tmp_path):
-    """Three 8K pools under an 8K shared size: the 16K rung cannot hold the ~15.6K-token shared pool, so it is
-    skipped and said (it used to fail the budget assertion)."""
+def test_global_rungs_start_above_the_shared_pool(tmp_path):
+    """Three 8K pools under an 8K shared size: global injection starts at the first power of two above the
+    ~15.6K-token shared pool (32K), never at a rung that cannot hold it (16K used to fail the budget assertion)."""
     bank.import_path(tmp_path / "ws", "native", make_bank(tmp_path / "b", n_docs=60, n_queries=9))
     lad = ladder.build(Workspace(tmp_path / "ws"),
                        ladder.LadderOptions(base="8K", domain_sizes=("8K",), shared_size="8K"))
     shared = next(r for r in lad.rungs if r.kind == "shared")
-    for r in lad.rungs:
-        if r.kind == "global":
-            assert set(shared.doc_ids) <= set(r.doc_ids) and r.n_tokens <= r.budget
-    assert any("skipped: the shared pool alone holds" in m for m in lad.messages)
+    glob = [r for r in lad.rungs if r.kind == "global"]
+    assert glob and glob[0].name == "32K" and 16 * 1024 - 1024 < shared.n_tokens
+    for r in glob:
+        assert set(shared.doc_ids) < set(r.doc_ids) and r.n_tokens <= r.budget
+    assert ladder.first_global_size(15_000, 1024, 24 * 1024) == 32 * 1024
+    assert ladder.first_global_size(63_000, 1024, 512 * 1024) == 1024 * 1024  # 8 × 64K: the paper's 1M
+    assert ladder.first_global_size(64_000, 1024, 64 * 1024) == 128 * 1024  # one 64K domain: 128K

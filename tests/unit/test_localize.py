@@ -95,7 +95,7 @@ def test_localize_run_is_a_run(ws):
 
 def test_does_not_fit_is_recorded_never_sent(ws):
     lad = ladder.load(ws)
-    window = lad.rung("4K/geography").n_tokens + 400  # 2K and 4K rungs fit, 8K and full do not
+    window = lad.rung("4K").n_tokens + 400  # the 2K rungs and the shared 4K fit, 8K and full do not
     g = gw(ws, context_window=window, max_tokens=16)
     est = localize.estimate(ws, g, k=5, rungs=["2K/geography", "8K", "full"], limit=2)
     name = localize.localize(ws, g, k=5, rungs=["2K/geography", "8K", "full"], limit=2)

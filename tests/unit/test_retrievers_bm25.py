@@ -55,6 +55,22 @@ def test_top10_identical_to_rank_bm25_on_every_rung(tmp_path_factory, tmp_path):
     assert not np.allclose(a[small.name].scores[0, :5], full_scores[0])
 
 
+def test_preparing_one_small_rung_reads_only_its_documents(tmp_path_factory, tmp_path):
+    """``eval --rungs`` on a small rung: prepare reads that rung's rows, not every text of the bank, and ranks as
+    the prepare over the whole bank does."""
+    ws = copy_workspace(template(tmp_path_factory), tmp_path / "ws")
+    small = ladder.load(ws).rungs[0]
+    whole, part = retrievers.get("bm25"), retrievers.get("bm25")
+    whole.prepare(ws, None)
+    part.prepare(ws, small.doc_ids)
+    n_bank = len(whole.doc_ids)
+    assert whole.rows_read == n_bank and part.rows_read == len(small.doc_ids) < n_bank / 2
+    queries = ["entity ledger court", "vaccine battle"]
+    a, b = whole.rank(queries, {small.name: small.doc_ids}, 10), part.rank(queries, {small.name: small.doc_ids}, 10)
+    np.testing.assert_array_equal(a[small.name].ids, b[small.name].ids)
+    np.testing.assert_allclose(a[small.name].scores, b[small.name].scores, rtol=1e-12)
+
+
 def test_unknown_and_malformed_specs_are_clear_errors():
     with pytest.raises(EmbSError, match="unknown retriever 'bm42'"):
         retrievers.get("bm42")
