@@ -109,8 +109,9 @@ def main() -> None:
         old = res[res["run"] == "bm25-before"].set_index(key).sort_index()
         new = res[res["run"] == "bm25-after"].set_index(key).sort_index()
         same = sum(np.array_equal(x, y) for x, y in zip(old["doc_ids"], new["doc_ids"]))
-        diff = max(float(np.max(np.abs(x - y) / np.maximum(np.abs(x), 1e-300), initial=0))
-                   for x, y in zip(old["scores"], new["scores"]))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            diff = max(float(np.nanmax(np.abs(x - y) / np.maximum(np.abs(x), 1e-300), initial=0))
+                       for x, y in zip(old["scores"], new["scores"]))
         print(json.dumps({"lists": len(new), "identical_lists": int(same), "max_score_rel_diff": diff}))
 
 
