@@ -10,7 +10,9 @@ Two file formats:
 A ranking *with* a rung (``--rung`` for TREC, the ``rung`` field for JSONL) is stored for that rung; it must be one
 of the query's rungs and hold only that rung's documents. A ranking *without* a rung is one ranking over the whole
 bank, stored on every rung the query is evaluated on, filtered to the rung's members (order kept). The whole file is
-checked before anything is written; any unknown qid, doc id or rung is an error naming the file and line.
+checked before anything is written; any unknown qid, doc id or rung is an error naming the file and line. A doc id
+repeated within one ranking is kept once, at its first (best) place, and the count of dropped repeats is reported:
+a repeat is not a position (MRR and nDCG would otherwise count it, unlike pytrec_eval and ranx).
 """
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ class Ranked:
     doc_ids: list[int]
     scores: list[float] | None
     line: int
+    repeats: int = 0  # repeated doc ids dropped from this ranking (the first, best-placed occurrence is kept)
 
 
 def guess_format(path: Path) -> str:
@@ -66,8 +69,9 @@ def read_trec(path: Path, rung: str | None = None) -> list[Ranked]:
     out = []
     for qid, rows in per_qid.items():
         rows.sort()
-        _check_unique(path, qid, [d for _, _, d, _ in rows], [ln for *_, ln in rows])
-        out.append(Ranked(qid, rung, [d for _, _, d, _ in rows], [-s for s, _, _, _ in rows], first_line[qid]))
+        keep = _first_occurrences([d for _, _, d, _ in rows])
+        out.append(Ranked(qid, rung, [rows[i][2] for i in keep], [-rows[i][0] for i in keep], first_line[qid],
+                          len(rows) - len(keep)))
     return out
 
 
@@ -104,18 +108,22 @@ def read_jsonl(path: Path) -> list[Ranked]:
         rung = obj.get("rung")
         if rung is not None and not isinstance(rung, str):
             raise EmbSError("rung must be a string", where=where, fix='e.g. "rung": "64K/law".')
-        _check_unique(path, qid, ids, [line_no] * len(ids))
-        out.append(Ranked(qid, rung, list(ids), None if scores is None else [float(s) for s in scores], line_no))
+        keep = _first_occurrences(ids)
+        out.append(Ranked(qid, rung, [ids[i] for i in keep], None if scores is None else
+                          [float(scores[i]) for i in keep], line_no, len(ids) - len(keep)))
     return out
 
 
-def _check_unique(path: Path, qid: str, ids: list[int], lines: list[int]) -> None:
+def _first_occurrences(ids: list[int]) -> list[int]:
+    """Positions of the first occurrence of each id, in order: a repeated id is dropped (it is not a second
+    position; pytrec_eval and ranx count a document once), and ``import_run`` reports how many were."""
     seen: set[int] = set()
-    for d, ln in zip(ids, lines):
-        if d in seen:
-            raise EmbSError(f"doc id {d} appears twice in the ranking of query {qid!r}", where=at(path, ln),
-                            fix="list each document once per query (and rung).")
-        seen.add(d)
+    keep = []
+    for i, d in enumerate(ids):
+        if d not in seen:
+            seen.add(d)
+            keep.append(i)
+    return keep
 
 
 def _place(placed: dict[tuple[str, str], int], path: Path, rk: Ranked, rung: str) -> None:
@@ -190,10 +198,13 @@ def import_run(ws: Workspace, name: str, path: str | Path, fmt: str | None = Non
                         where=str(path), fix="check the qids against `emb-s ladder show`.")
     config = {"format": fmt, "file": path.name, "sha256": sha256_of(path), "rung": rung,
               "ladder": {r.name: r.membership_hash for r in lad.rungs}}
+    repeats = {"duplicates_dropped": sum(rk.repeats for rk in rankings),
+               "rankings_with_duplicates": sum(rk.repeats > 0 for rk in rankings)}
     existing = runs.get_run(ws, name)
     if existing is not None and existing["config"] == config:
-        return {"run": name, "rows": 0, "queries": len({r["qid"] for r in rows}), "already_imported": True}
+        return {"run": name, "rows": 0, "queries": len({r["qid"] for r in rows}), "already_imported": True, **repeats}
     with ws.transaction():
         runs.create_run(ws, name, "external", path.name, config)
         runs.save_results(ws, name, rows)
-    return {"run": name, "rows": len(rows), "queries": len({r["qid"] for r in rows}), "already_imported": False}
+    return {"run": name, "rows": len(rows), "queries": len({r["qid"] for r in rows}), "already_imported": False,
+            **repeats}

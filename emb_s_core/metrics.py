@@ -7,7 +7,9 @@ Per query ``q`` with gold set ``G`` (the RefList, duplicates removed) and stored
 - ``SR@K``          = |{g ∈ G : 1 ≤ rank(g) ≤ K}| / |G|                      (all queries; ranx ``recall@k``)
 - ``FR@K``          = 1[∀ g ∈ G : 1 ≤ rank(g) ≤ K]                            (multi-source queries only, |G| > 1)
 - ``R@1``           = 1[R[1] ∈ G]                                             (single-source queries only, |G| = 1)
-- ``MRR``           = 1 / min_{g ∈ G, rank(g) > 0} rank(g), 0 if no gold is retrieved (whole stored list)
+- ``MRR``           = 1 / min_{g ∈ G, rank(g) > 0} rank(g), 0 if no gold is retrieved (whole stored list; a
+                      stored list holds each id once: imported runs drop repeats, as pytrec_eval and ranx count a
+                      document once, so a repeat above the gold does not push it down)
 - ``nDCG@10``       = DCG / IDCG, DCG = Σ_{g: 1 ≤ rank(g) ≤ 10} 1 / log2(rank(g) + 1),
                       IDCG = Σ_{i=1}^{min(|G|, 10)} 1 / log2(i + 1)            (binary gain; ranx ``ndcg@10``)
 - ``HN-intrusion``  = 1[min_{h ∈ H, rank(h) > 0} rank(h) < max_{g ∈ G} rank∞(g)] with rank∞(g) = ∞ when g is not
@@ -20,7 +22,8 @@ Rows whose status is not ``ok`` ("does_not_fit", "error") get NaN metrics and ar
 model could not run is never a zero.
 
 Aggregates are means over the queries with a defined value, each with its ``n`` and a seeded bootstrap 95%
-percentile interval; two systems on one rung are compared with a paired test over the queries both have.
+percentile interval; two systems on one rung are compared with a paired test over the queries both have: a sign-flip
+test whose p-value is exact where the differences lie on a grid, else Monte Carlo drawn until no verdict can move.
 """
 from __future__ import annotations
 
@@ -35,7 +38,6 @@ from emb_s_core.errors import EmbSError
 from emb_s_core.schema import DOES_NOT_FIT, ERROR, OK
 
 _PAD = np.iinfo(np.int64).min  # never a doc id: pads ragged id lists into matrices
-_EXACT_MAX = 24  # at most 2^24 sign vectors are enumerated for an exact p-value
 _ROWS = 16384  # result rows scored at once by per_query
 _BLOCK = 4096  # rows per block for the (rows × gold × list) comparison: bounds memory at ~40 MB
 _QUERY_COLUMNS = ("domain", "task_type", "source")
@@ -376,15 +378,239 @@ def _boot_means(values: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------------- paired test
+_GRID_MAX = 2520  # largest denominator L tried: |d| proportional to integers k/L gets an exact null distribution
+_GRID_TOL = 1e-9
+_GRID_COST = 50_000_000  # most multiply-adds spent on one exact null distribution (~0.1 s)
+_GRID_DIRECT = 200_000  # above this many multiply-adds the null distribution is had by FFT (error < 1e-12)
+_ENUMERATE_MAX = 2 ** 16  # sign vectors enumerated outright (non-grid differences, few non-zero)
+MAX_RESAMPLES = 2 ** 20  # the most random sign vectors one Monte Carlo p-value may draw
+MC_CONFIDENCE = 0.999  # joint confidence that no Monte Carlo error changes a verdict
+
+
+@dataclass
+class SignFlip:
+    """Two-sided paired sign-flip p-values of several comparisons (one per difference vector).
+
+    ``exact``: True where the p-value is the exact one (grid convolution or enumeration); elsewhere ``draws``
+    random sign vectors were used and the exact p lies in [``p_low``, ``p_high``] (Clopper–Pearson; all intervals
+    together with probability ≥ ``MC_CONFIDENCE``). ``decided``: False where ``max_resamples`` ran out before the
+    intervals left every verdict unchanged.
+    """
+
+    p_value: np.ndarray
+    exact: np.ndarray
+    draws: np.ndarray
+    p_low: np.ndarray
+    p_high: np.ndarray
+    decided: np.ndarray
+
+    def note(self) -> str:
+        """One sentence for a caption: how the p-values were had and the largest Monte Carlo error."""
+        if len(self.p_value) == 0 or self.exact.all():
+            return "All p-values exact (sign-flip null distribution by convolution or enumeration)."
+        mc = ~self.exact
+        half = float(np.max((self.p_high[mc] - self.p_low[mc]) / 2))
+        text = (f"{int(self.exact.sum())} p-values exact; {int(mc.sum())} by Monte Carlo "
+                f"({int(self.draws[mc].min()):,}–{int(self.draws[mc].max()):,} random sign vectors, drawn until each "
+                f"p's interval, jointly {MC_CONFIDENCE:.1%}, left every verdict unchanged; error ≤ ±{half:.2g}).")
+        undecided = int((~self.decided).sum())
+        if undecided:
+            text += f" {undecided} verdict(s) still rest on Monte Carlo error after {MAX_RESAMPLES:,} draws."
+        return text
+
+
+def _grid(nz: np.ndarray) -> np.ndarray | None:
+    """Positive integers k with |nz| = c·k for one constant c, when |nz| / min|nz| lies on a grid of step 1/L with
+    L ≤ _GRID_MAX (0/±1 metrics: L = 1; SR@K: the gold-set sizes); None otherwise (MRR, nDCG)."""
+    a = np.abs(nz)
+    u = np.unique(a)
+    if len(u) > _GRID_MAX:
+        return None
+    ratio = u / u[0]
+    if ratio[-1] > _GRID_MAX:  # no small integers fit (and rounding would pass anything)
+        return None
+    for start in range(1, _GRID_MAX + 1, 256):
+        ls = np.arange(start, min(start + 256, _GRID_MAX + 1), dtype=np.float64)
+        scaled = ratio[None, :] * ls[:, None]
+        good = (np.abs(scaled - np.round(scaled)) <= _GRID_TOL).all(axis=1)
+        if good.any():
+            scale = ls[int(np.argmax(good))] / u[0]
+            return np.round(a * scale).astype(np.int64)
+    return None
+
+
+def _grid_cost(k: np.ndarray) -> float:
+    """Multiply-adds ``_exact_grid_p`` spends on ``k``."""
+    values, counts = np.unique(k, return_counts=True)
+    length = 1.0 + np.concatenate([[0.0], np.cumsum(2.0 * values * counts)[:-1]])
+    return float(((counts + 1.0) * length).sum())
+
+
+def _exact_grid_p(k: np.ndarray, observed: int) -> float:
+    """P(|Σ s_i k_i| ≥ observed) for independent fair signs s_i, k_i positive integers: the null distribution is the
+    convolution over distinct values v (count c) of v·(2·Binomial(c, ½) − c), built term by term when small, else
+    by an inverse FFT of its characteristic function Π_v cos(ωv)^c (rounding error below 1e-12 on the tail)."""
+    from scipy.special import gammaln
+
+    values, counts = np.unique(k, return_counts=True)
+    total = int(k.sum())
+    t = np.abs(np.arange(-total, total + 1))
+    if _grid_cost(k) > _GRID_DIRECT:  # the same distribution from its characteristic function Π cos(ωv)^c
+        size = 2 * total + 1
+        omega = 2 * np.pi * np.arange(size // 2 + 1) / size
+        phi = np.ones(len(omega))
+        for v, c in zip(values.tolist(), counts.tolist()):
+            phi *= np.cos(omega * v) ** c
+        pmf = np.fft.irfft(phi, n=size)  # index i holds t = i (mod size)
+        pmf = np.roll(pmf, total)  # index i holds t = i − total
+        return float(min(1.0, np.clip(pmf[t >= observed], 0, None).sum()))
+    pmf = np.ones(1)
+    for v, c in zip(values.tolist(), counts.tolist()):
+        j = np.arange(c + 1)
+        weights = np.exp(gammaln(c + 1) - gammaln(j + 1) - gammaln(c - j + 1) - c * np.log(2.0))  # Binomial(c, ½)
+        grown = np.zeros(len(pmf) + 2 * v * c)
+        for j, w in enumerate(weights):
+            grown[2 * v * j: 2 * v * j + len(pmf)] += w * pmf
+        pmf = grown
+    return float(min(1.0, pmf[t >= observed].sum()))
+
+
+def _enumerated_p(nz: np.ndarray) -> float:
+    """Exact p by enumerating all 2^m sign vectors of m (few) non-zero differences."""
+    m, hits = len(nz), 0
+    observed = abs(nz.sum())
+    tol = 1e-9 * max(1.0, observed)
+    for start in range(0, 2 ** m, 2 ** 16):
+        codes = np.arange(start, min(start + 2 ** 16, 2 ** m))
+        flips = ((codes[:, None] >> np.arange(m)[None, :]) & 1).astype(np.float64)
+        hits += int((np.abs(nz.sum() - 2.0 * (flips @ nz)) >= observed - tol).sum())
+    return hits / 2 ** m
+
+
+def _sign_chunk(seed: int, n: int, chunk: int, rows: int) -> np.ndarray:
+    """Chunk ``chunk`` of the random sign vectors for comparisons over ``n`` queries: 1 = flipped (rows × n).
+    Drawn from (seed, n, chunk) only: the same vectors for every comparison over n queries, in this call or any."""
+    rng = np.random.default_rng([seed, n, 1, chunk])
+    packed = rng.integers(0, 256, size=(rows, (n + 7) // 8), dtype=np.uint8)
+    return np.unpackbits(packed, axis=1, count=n).astype(np.float64)
+
+
+def _cp_bounds(hits: np.ndarray, draws: np.ndarray, tail: float) -> tuple[np.ndarray, np.ndarray]:
+    """Clopper–Pearson bounds of a binomial proportion, each side with probability ``tail`` of being wrong."""
+    from scipy import stats
+
+    lo = np.where(hits > 0, stats.beta.ppf(tail, np.maximum(hits, 1), draws - hits + 1), 0.0)
+    hi = np.where(hits < draws, stats.beta.ppf(1 - tail, hits + 1, np.maximum(draws - hits, 1)), 1.0)
+    return lo, hi
+
+
+def sign_flip_p_values(diffs: Sequence[np.ndarray], *, n_resamples: int = 10000, seed: int = 0, alpha: float = 0.05,
+                       correction: str = "none", max_resamples: int = MAX_RESAMPLES) -> SignFlip:
+    """Two-sided sign-flip p-values of the mean of each per-query difference vector, so that the verdicts
+    ``correct_p_values(p, correction) < alpha`` are those of the exact p-values.
+
+    - Exact where it can be had: differences proportional to small integers (0/±1 for R@1, FR@K, HN-intrusion;
+      multiples of 1/|G| for SR@K) by convolving the null distribution; few non-zero differences by enumeration.
+    - Elsewhere (MRR, nDCG) Monte Carlo: ``n_resamples`` random sign vectors, drawn once per query count and shared
+      by every comparison over that many queries (one matrix product for all of them), then more, doubling, for
+      the comparisons whose Clopper–Pearson interval (jointly ``MC_CONFIDENCE`` over all of them) still allows
+      another verdict under the correction, up to ``max_resamples``. p = (1 + hits) / (1 + draws).
+    """
+    k_cells = len(diffs)
+    p = np.full(k_cells, np.nan)
+    exact = np.ones(k_cells, bool)
+    draws = np.zeros(k_cells, np.int64)
+    hits = np.zeros(k_cells, np.int64)
+    for i, d in enumerate(diffs):
+        d = np.asarray(d, np.float64)
+        nz = d[d != 0]
+        if len(d) == 0:
+            continue
+        if len(nz) == 0:
+            p[i] = 1.0
+            continue
+        k = _grid(nz)
+        if k is not None and _grid_cost(k) <= _GRID_COST:
+            s = np.where(nz > 0, k, -k)
+            p[i] = _exact_grid_p(k, abs(int(s.sum())))
+        elif 2 ** min(len(nz), 64) <= max(n_resamples, _ENUMERATE_MAX):
+            p[i] = _enumerated_p(nz)
+        else:
+            exact[i] = False
+    mc = np.flatnonzero(~exact)
+    decided = np.ones(k_cells, bool)
+    p_low, p_high = p.copy(), p.copy()
+    if len(mc):
+        tail = (1 - MC_CONFIDENCE) / (2 * len(mc))
+        groups: dict[int, list[int]] = {}
+        for i in mc:
+            groups.setdefault(len(diffs[i]), []).append(int(i))
+        target = np.zeros(k_cells, np.int64)
+        target[mc] = max(1, n_resamples)
+        next_chunk = np.zeros(k_cells, np.int64)
+        while True:
+            for n, cells in groups.items():
+                rows = max(1, min(_CELLS // 4 // n, n_resamples))  # one chunk of sign vectors, fixed per n
+                while True:
+                    todo = [i for i in cells if draws[i] < target[i]]
+                    if not todo:
+                        break
+                    c = int(min(next_chunk[i] for i in todo))
+                    todo = [i for i in todo if next_chunk[i] == c]  # the cells due for chunk c share it
+                    flips = _sign_chunk(seed, n, c, rows)
+                    mat = np.stack([np.asarray(diffs[i], np.float64) for i in todo], axis=1)
+                    total = mat.sum(axis=0)
+                    observed = np.abs(total)
+                    hit = np.abs(total[None, :] - 2.0 * (flips @ mat)) >= observed - 1e-9 * np.maximum(1.0, observed)
+                    for j, i in enumerate(todo):
+                        take = int(min(rows, target[i] - draws[i]))
+                        hits[i] += int(hit[:take, j].sum())
+                        draws[i] += take
+                        next_chunk[i] = c + 1
+            lo, hi = _cp_bounds(hits[mc], draws[mc], tail)
+            p_low[mc], p_high[mc] = lo, hi
+            p[mc] = np.clip((hits[mc] + 1) / (draws[mc] + 1), lo, hi)
+            rej_lo = correct_p_values(p_low, correction) < alpha
+            rej_hi = correct_p_values(p_high, correction) < alpha
+            unsure = np.zeros(k_cells, bool)
+            unsure[mc] = rej_lo[mc] != rej_hi[mc]
+            if not (rej_lo == rej_hi).all():  # a verdict moves: refine its cell and any cell straddling a cut
+                cuts = alpha / np.arange(1, int((~np.isnan(p_high)).sum()) + 1)
+                straddle = ((lo[:, None] < cuts[None, :]) & (hi[:, None] >= cuts[None, :])).any(axis=1)
+                unsure[mc[straddle]] = True
+            grow = unsure & (draws < max_resamples)
+            if not (rej_lo != rej_hi).any() or not grow.any():
+                decided = rej_lo == rej_hi
+                break
+            target[grow] = np.minimum(2 * draws[grow], max_resamples)
+    return SignFlip(p, exact, draws, p_low, p_high, decided)
+
+
+def paired_intervals(diffs: Sequence[np.ndarray], n_boot: int = 2000, seed: int = 0
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Paired bootstrap 95% percentile interval of mean(d) for each difference vector; the vectors over the same
+    number of queries share their resamples (one count-matrix product, as in ``aggregate``)."""
+    low = np.full(len(diffs), np.nan)
+    high = np.full(len(diffs), np.nan)
+    groups: dict[int, list[int]] = {}
+    for i, d in enumerate(diffs):
+        if len(d):
+            groups.setdefault(len(d), []).append(i)
+    for n, cells in groups.items():
+        boot = _boot_means(np.stack([np.asarray(diffs[i], np.float64) for i in cells], axis=1), n_boot, seed + 2)
+        low[cells], high[cells] = np.percentile(boot, [2.5, 97.5], axis=0)
+    return low, high
+
+
 def paired_test(per_query_df: pd.DataFrame, run_a: str, run_b: str, rung: str, metric: str,
-                n_resamples: int = 10000, seed: int = 0, n_boot: int = 2000) -> dict:
+                n_resamples: int = 10000, seed: int = 0, n_boot: int = 2000, alpha: float = 0.05) -> dict:
     """Compare two runs on one rung over the queries both have a value for (paired, never two unpaired means).
 
-    d_q = metric_a(q) − metric_b(q); ``delta`` = mean(d). ``p_value``: two-sided sign-flip randomization test,
-    p = (1 + #{s : |mean(s·d)| ≥ |mean(d)|}) / (1 + S) over S = n_resamples random sign vectors s ∈ {±1}^n (exact
-    enumeration of all 2^m sign vectors of the m non-zero differences when 2^m ≤ n_resamples and m ≤ 24, then
-    p = #{…}/2^m). ``ci_low``/``ci_high``: paired bootstrap 95% percentile interval of mean(d) from ``n_boot``
-    resamples of the queries. wins/losses/ties count d > 0, d < 0, d = 0.
+    d_q = metric_a(q) − metric_b(q); ``delta`` = mean(d). ``p_value``: two-sided sign-flip randomization test of
+    mean(d) by ``sign_flip_p_values`` (exact for grid-valued differences and for few non-zero ones; otherwise at
+    least ``n_resamples`` random sign vectors, more until the verdict at ``alpha`` is sure). ``ci_low``/``ci_high``:
+    paired bootstrap 95% percentile interval of mean(d) from ``n_boot`` resamples of the queries. wins/losses/ties
+    count d > 0, d < 0, d = 0.
     """
     if n_resamples < 1 or n_boot < 1:
         raise EmbSError(f"n_resamples and n_boot must be ≥ 1, got {n_resamples} and {n_boot}",
@@ -412,36 +638,15 @@ def paired_test(per_query_df: pd.DataFrame, run_a: str, run_b: str, rung: str, m
               "wins": int((d > 0).sum()), "losses": int((d < 0).sum()), "ties": int((d == 0).sum()), "test": test}
     if n == 0:
         return result
-    # queries with d = 0 flip to themselves: dropping them changes no statistic, only the cost
-    nz = d[d != 0]
-    observed = abs(nz.sum())
-    tol = 1e-9 * max(1.0, observed)
-    if len(nz) == 0:
-        result["p_value"] = 1.0
-    elif len(nz) <= _EXACT_MAX and 2 ** len(nz) <= n_resamples:
-        m, hits = len(nz), 0
-        for start in range(0, 2 ** m, 2 ** 16):  # enumerate the sign vectors 65,536 at a time
-            codes = np.arange(start, min(start + 2 ** 16, 2 ** m))
-            flips = ((codes[:, None] >> np.arange(m)[None, :]) & 1).astype(np.float64)
-            hits += int((np.abs(nz.sum() - 2.0 * (flips @ nz)) >= observed - tol).sum())
-        result["p_value"] = hits / 2 ** m
+    sf = sign_flip_p_values([d], n_resamples=n_resamples, seed=seed, alpha=alpha)
+    result["p_value"] = float(sf.p_value[0])
+    if sf.exact[0]:
         result["test"] = test.replace("randomization", "randomization (exact)")
     else:
-        rng = np.random.default_rng([seed, n, 1])
-        step = max(1, _CELLS // 4 // len(nz))
-        hits = 0
-        for start in range(0, n_resamples, step):
-            size = min(step, n_resamples - start)
-            flips = rng.random((size, len(nz)), dtype=np.float32) < 0.5
-            stats = np.abs(nz.sum() - 2.0 * (flips @ nz))  # Σ s·d with s = −1 where flipped
-            hits += int((stats >= observed - tol).sum())
-        result["p_value"] = (hits + 1) / (n_resamples + 1)
-        result["test"] = test.replace("randomization", f"randomization ({n_resamples:,} random sign vectors)")
-    rng = np.random.default_rng([seed, n, 2])
-    step = max(1, _CELLS // 4 // n)
-    boot = np.concatenate([d[rng.integers(0, n, size=(min(step, n_boot - s), n))].mean(axis=1)
-                           for s in range(0, n_boot, step)])
-    result["ci_low"], result["ci_high"] = (float(x) for x in np.percentile(boot, [2.5, 97.5]))
+        result["test"] = test.replace("randomization", f"randomization ({int(sf.draws[0]):,} random sign vectors, "
+                                      f"p within ±{(sf.p_high[0] - sf.p_low[0]) / 2:.2g})")
+    low, high = paired_intervals([d], n_boot, seed)
+    result["ci_low"], result["ci_high"] = float(low[0]), float(high[0])
     return result
 
 

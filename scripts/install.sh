@@ -15,6 +15,9 @@ VPY=.venv/bin/python
 "$VPY" -m pip install -q --disable-pip-version-check -r requirements.txt
 "$VPY" -m pip install -q --disable-pip-version-check --no-deps -r requirements-nodeps.txt
 "$VPY" -m pip install -q --disable-pip-version-check --no-deps -e .
+# compile the BM25 kernel now, into numba's cache next to its source, so no user process waits for the compile
+"$VPY" -c "from emb_s_core.retrievers import bm25_kernel; bm25_kernel.warm()" \
+  || echo "install.sh: could not pre-compile the BM25 kernel; the first BM25 query will compile it (~10 s)" >&2
 
 if ! command -v chromium >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then

@@ -41,6 +41,7 @@ class Leaderboard:
     alpha: float
     n_tests: int
     effective: pd.Series | None = None  # run -> effective scale on the built ladder ("1M [512K, ≥ full]")
+    p_note: str = ""  # how the p-values were had (exact, or Monte Carlo with its error bound)
 
     def table(self, detail: bool = False, sort_by: str | None = None, descending: bool = True) -> pd.DataFrame:
         """One row per run: the ``vs baseline`` summary, then per column the value with its mark (▲ ▼ = ?), and with
@@ -96,7 +97,7 @@ class Leaderboard:
                 f"the baseline {self.baseline} by a two-sided paired sign-flip randomization test over the queries both "
                 f"scored, p corrected with {metrics.CORRECTION_LABELS[self.correction]} across all {self.n_tests} "
                 f"comparisons shown, α = {self.alpha:g}; = no difference; ? not tested (no paired queries); "
-                f"{NO_SCORE} no score (not run there, or does not fit).")
+                f"{NO_SCORE} no score (not run there, or does not fit). {self.p_note}").strip()
 
 
 def compute(pq: pd.DataFrame, columns: Sequence[str], metric: str, baseline: str, *, x: str = "rung",
@@ -117,7 +118,7 @@ def compute(pq: pd.DataFrame, columns: Sequence[str], metric: str, baseline: str
     correction = correction.lower()
     m = metrics.metric(metric)
     metric = m.name
-    present = list(dict.fromkeys(pq["run"]))
+    present = list(pd.unique(pq["run"].to_numpy(object)))  # first-seen order, without a Python loop over rows
     chosen = list(dict.fromkeys(runs)) if runs else present  # a chosen run without rows shows as a row of –
     if baseline not in present:
         raise EmbSError(f"no results for the baseline run {baseline!r} under the current filters",
@@ -135,7 +136,8 @@ def compute(pq: pd.DataFrame, columns: Sequence[str], metric: str, baseline: str
     cells["n"] = cells["n"].fillna(0).astype(int)
     cells["value"] = cells["value"].astype(float)
     needed = list(dict.fromkeys(["run", "rung", "qid", x, m.column]))  # a narrow frame: cheap subsetting
-    tests = _tests(shown[needed], chosen, columns, baseline, metric, x, n_resamples, seed)
+    tests, p_note = _tests(shown[needed], chosen, columns, baseline, metric, x, n_resamples, seed, correction,
+                           float(alpha))
     cells = cells.merge(tests, on=["run", x], how="left")
     cells.insert(1, "metric", metric)
     cells["p_adjusted"] = metrics.correct_p_values(cells["p_value"].to_numpy(np.float64), correction)
@@ -152,25 +154,47 @@ def compute(pq: pd.DataFrame, columns: Sequence[str], metric: str, baseline: str
 
         effective = illusion.effective_labels(pq, lad, chosen)
     return Leaderboard(cells[["run", x, *CELL_COLUMNS[1:]]], columns, chosen, metric, x, baseline, correction,
-                       float(alpha), n_tests, effective)
+                       float(alpha), n_tests, effective, p_note)
 
 
 def _tests(shown: pd.DataFrame, runs: list[str], columns: list[str], baseline: str, metric: str, x: str,
-           n_resamples: int, seed: int) -> pd.DataFrame:
-    """``metrics.paired_test`` of each run against the baseline in each column with queries of both."""
-    rows = []
-    for col, sub in shown.groupby(x, sort=False):
-        sub = sub.assign(rung=sub[x])  # a pooled scale holds each query once per run: pair by qid within it
-        ran = set(sub["run"])
-        if baseline not in ran:
+           n_resamples: int, seed: int, correction: str, alpha: float) -> tuple[pd.DataFrame, str]:
+    """The paired test of each run against the baseline in each column with queries of both (the same test as
+    ``metrics.paired_test``, all cells at once: their sign vectors and bootstrap resamples are shared per query
+    count, and Monte Carlo p-values are refined until no verdict under ``correction`` at ``alpha`` can move);
+    returns the rows and the caption's sentence on how the p-values were had."""
+    col = metrics.metric(metric).column
+    xc, xs = pd.factorize(shown[x].to_numpy(object))
+    qc, _ = pd.factorize(shown["qid"].to_numpy(object))
+    rc, names = pd.factorize(shown["run"].to_numpy(object))
+    values = shown[col].to_numpy(np.float64)
+    where_run = {r: i for i, r in enumerate(names)}
+    keys, diffs = [], []
+    order = np.argsort(xc, kind="stable")
+    bounds = np.searchsorted(xc[order], np.arange(len(xs) + 1))
+    for g, where in enumerate(xs):  # per column: a (queries × runs) matrix; a pooled scale holds a query once per run
+        rows = order[bounds[g]:bounds[g + 1]]
+        q, q_of = np.unique(qc[rows], return_inverse=True)
+        mat = np.full((len(q), len(names)), np.nan)
+        mat[q_of, rc[rows]] = values[rows]
+        ran = np.zeros(len(names), bool)
+        ran[rc[rows]] = True
+        if baseline not in where_run or not ran[where_run[baseline]]:
             continue
+        base = mat[:, where_run[baseline]]
         for run in runs:
-            if run == baseline or run not in ran:
+            if run == baseline or run not in where_run or not ran[where_run[run]]:
                 continue
-            t = metrics.paired_test(sub, run, baseline, col, metric, n_resamples=n_resamples, seed=seed)
-            rows.append({"run": run, x: col, "delta": t["delta"], "delta_ci_low": t["ci_low"],
-                         "delta_ci_high": t["ci_high"], "n_paired": t["n"], "p_value": t["p_value"]})
-    return pd.DataFrame(rows, columns=["run", x, "delta", "delta_ci_low", "delta_ci_high", "n_paired", "p_value"])
+            d = mat[:, where_run[run]] - base
+            keys.append((run, where))
+            diffs.append(d[~np.isnan(d)])
+    sf = metrics.sign_flip_p_values(diffs, n_resamples=n_resamples, seed=seed, alpha=alpha, correction=correction)
+    low, high = metrics.paired_intervals(diffs, seed=seed)
+    rows = pd.DataFrame({"run": [k[0] for k in keys], x: [k[1] for k in keys],
+                         "delta": [d.mean() if len(d) else np.nan for d in diffs], "delta_ci_low": low,
+                         "delta_ci_high": high, "n_paired": [len(d) for d in diffs], "p_value": sf.p_value},
+                        columns=["run", x, "delta", "delta_ci_low", "delta_ci_high", "n_paired", "p_value"])
+    return rows, sf.note()
 
 
 def for_workspace(ws, metric: str = "SR@10", baseline: str | None = None, *, x: str = "scale",

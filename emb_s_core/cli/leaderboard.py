@@ -42,7 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="output format (default: from --out's suffix, else an aligned text table)")
     p.add_argument("--out", default=None, metavar="FILE", help="write to FILE (.csv .json .md .tex) instead of stdout")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates per cell interval")
-    p.add_argument("--n-resamples", type=int, default=10000, help="sign vectors per paired test")
+    p.add_argument("--n-resamples", type=int, default=10000,
+                   help="random sign vectors a Monte Carlo p-value starts with (more are drawn until no verdict can "
+                        "flip; grid-valued metrics such as R@1 and SR@K get exact p-values)")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_leaderboard)
 

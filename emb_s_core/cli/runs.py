@@ -37,6 +37,9 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(f"{args.file} is already imported as run {out['run']!r}; nothing changed.")
     else:
         print(f"imported run {out['run']!r}: {out['rows']:,} (rung, query) rankings for {out['queries']:,} queries")
+    if out["duplicates_dropped"]:
+        print(f"dropped {out['duplicates_dropped']:,} repeated doc id(s) in {out['rankings_with_duplicates']:,} "
+              "ranking(s): each document is kept once, at its first place")
     return 0
 
 

@@ -117,30 +117,41 @@ def topk(scores: np.ndarray, ids: np.ndarray, k: int, decimals: int = 6) -> Rank
 
 def topk_sparse(scores, ids: np.ndarray, k: int, decimals: int = 6) -> Ranking:
     """:func:`topk` for a sparse CSR score matrix of non-negative scores (absent entries are 0), without
-    densifying: cost follows the non-zeros. Zero-score documents fill the list by smallest doc id, as in ``topk``."""
+    densifying: cost follows the non-zeros. Zero-score documents fill the list by smallest doc id, as in ``topk``.
+
+    Order: score rounded to ``decimals`` descending, then smaller doc id. The k-th largest of a long row is found
+    by one partition of that row; then every row's candidates (scores within the rounding step of its k-th) are
+    ordered in one sort for the whole matrix, so short rows (a top-n product's) cost no Python per row."""
     n_q, n = scores.shape
     k = min(k, n)
     out_ids = np.empty((n_q, k), np.int64)
     out_scores = np.zeros((n_q, k), np.float64)
+    indptr, data, cols = scores.indptr, scores.data, scores.indices
+    if len(data) and data.min() <= 0:  # stored zeros score nothing: drop them
+        live = data > 0
+        row = np.repeat(np.arange(n_q), np.diff(indptr))[live]
+        data, cols = data[live], cols[live]
+        indptr = np.zeros(n_q + 1, np.int64)
+        np.cumsum(np.bincount(row, minlength=n_q), out=indptr[1:])
+    counts = np.diff(indptr)
     tol = 10.0 ** -decimals
-    for i in range(n_q):
-        lo, hi = scores.indptr[i], scores.indptr[i + 1]
-        cols, vals = scores.indices[lo:hi], scores.data[lo:hi]
-        keep = vals > 0
-        cols, vals = cols[keep], vals[keep]
-        if len(vals) > k:
-            kth = -np.partition(-vals, k - 1)[k - 1]
-            cand = np.flatnonzero(vals >= kth - tol)
-            cols, vals = cols[cand], vals[cand]
-        order = np.lexsort((ids[cols], -np.round(vals, decimals)))[:k]
-        top = cols[order]
-        m = len(top)
-        out_ids[i, :m] = ids[top]
-        out_scores[i, :m] = vals[order]
-        if m < k:  # pad with zero-score documents, smallest ids first
-            taken = np.zeros(n, bool)
-            taken[top] = True
-            out_ids[i, m:] = ids[np.flatnonzero(~taken)[: k - m]]
+    kth = np.zeros(n_q)  # rows with few entries keep them all
+    for i in np.flatnonzero(counts > max(4 * k, 64)):
+        kth[i] = -np.partition(-data[indptr[i]:indptr[i + 1]], k - 1)[k - 1]
+    row = np.repeat(np.arange(n_q), counts)
+    cand = np.flatnonzero(data >= kth[row] - tol)
+    r, v, c = row[cand], data[cand], cols[cand]
+    order = np.lexsort((ids[c], -np.round(v, decimals), r))
+    r, v, c = r[order], v[order], c[order]
+    place = np.arange(len(r)) - np.searchsorted(r, np.arange(n_q))[r]
+    first = place < k
+    out_ids[r[first], place[first]] = ids[c[first]]
+    out_scores[r[first], place[first]] = v[first]
+    for i in np.flatnonzero(counts < k):  # pad with zero-score documents, smallest ids first
+        m = int(counts[i])
+        taken = np.zeros(n, bool)
+        taken[cols[indptr[i]:indptr[i + 1]]] = True
+        out_ids[i, m:] = ids[np.flatnonzero(~taken)[: k - m]]
     return Ranking(out_ids, out_scores)
 
 

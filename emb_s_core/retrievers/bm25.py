@@ -143,13 +143,10 @@ class BM25(Retriever):
         """Query term counts (n_queries × vocabulary); words outside the vocabulary score nothing."""
         from scipy import sparse
 
-        rows, cols = [], []
-        for i, q in enumerate(queries):
-            for t in tokenize(q):
-                j = self.vocab.get(t)
-                if j is not None:
-                    rows.append(i)
-                    cols.append(j)
+        get = self.vocab.get
+        per_query = [[j for j in map(get, tokenize(q)) if j is not None] for q in queries]
+        rows = np.repeat(np.arange(len(queries)), [len(js) for js in per_query])
+        cols = np.fromiter((j for js in per_query for j in js), np.int64, len(rows))
         return sparse.csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(queries), self.postings.shape[1]))
 
     def _postings_of(self, terms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -165,28 +162,92 @@ class BM25(Retriever):
         return np.repeat(np.arange(len(terms)), counts), p.indices[take], p.data[take].astype(np.float64)
 
     def rank(self, queries: list[str], pools: Mapping[str, np.ndarray], k: int) -> dict[str, Ranking]:
+        return self.rank_matrix(self.query_matrix(queries), pools, k)
+
+    def rank_matrix(self, qm, pools: Mapping[str, np.ndarray], k: int) -> dict[str, Ranking]:
+        """:meth:`rank` from the queries' term counts (:meth:`query_matrix`), e.g. tokenized once for many calls."""
         from scipy import sparse
 
-        qm = self.query_matrix(queries)
-        terms = np.unique(qm.indices)
-        q_terms = qm[:, terms].tocsr()
+        terms, q_cols = np.unique(qm.indices, return_inverse=True)
+        # the query matrix over the batch's terms only, built from its arrays (column slicing would copy and sort)
+        q_terms = sparse.csr_matrix((qm.data, q_cols.astype(np.int32), qm.indptr), shape=(qm.shape[0], len(terms)))
         term_of, doc_of, tf = self._postings_of(terms)
+        dl = self.lengths[doc_of].astype(np.float64)
         out = {}
         for name, ids in pools.items():
             ids = np.asarray(ids, dtype=np.int64)
             column, n, avgdl = self._pool_of(ids)
-            col = column[doc_of]
-            keep = col >= 0
-            t, c, f = term_of[keep], col[keep], tf[keep]
-            df = np.bincount(t, minlength=len(terms))
-            idf = np.maximum(0.0, np.log(n - df + 0.5) - np.log(df + 0.5))
-            dl = self.lengths[doc_of[keep]].astype(np.float64)
-            norm = self.k1 * (1 - self.b + self.b * dl / (avgdl or 1.0))
-            w = sparse.csr_matrix((idf[t] * f * (self.k1 + 1) / (f + norm), (t, c)), shape=(len(terms), n))
-            scores = (q_terms @ w).tocsr()
-            scores.sum_duplicates()
-            out[name] = topk_sparse(scores, ids, k)
+            weights = pool_weights(term_of, column[doc_of], tf, dl, len(terms), n, avgdl, self.k1, self.b)
+            out[name] = top_scores(q_terms, weights, ids, k)
         return out
+
+
+#: extra candidates asked of the top-n product beyond K, so ties at the K-th place can be ordered by doc id
+TIE_SLACK = 16
+
+
+def top_scores(q_terms, weights, ids: np.ndarray, k: int, decimals: int = 6) -> Ranking:
+    """The top-``k`` documents of ``q_terms @ weights`` per query, ordered as ``base.topk_sparse`` orders them (score
+    rounded to ``decimals`` descending, then smaller doc id).
+
+    The product and the selection are one pass of the compiled kernel (``bm25_kernel.top_m``: a dense accumulator
+    per query, only the best ``k + TIE_SLACK`` kept), so no query's full score row is materialized. Its choice among
+    equal scores is arbitrary, so a query is exact only if the last candidate scores clearly below the k-th (by more
+    than the rounding step); the few queries where it does not (ties straddling the cut) are scored in full."""
+    from scipy import sparse
+
+    from emb_s_core.retrievers.bm25_kernel import top_m
+
+    n_q, n = q_terms.shape[0], weights.shape[1]
+    k = min(k, n)
+    if n_q == 0 or k == 0:
+        return Ranking(np.empty((n_q, k), np.int64), np.zeros((n_q, k)))
+    m = min(k + TIE_SLACK, n)
+    cols, vals, counts = np.zeros((n_q, m), np.int64), np.zeros((n_q, m)), np.zeros(n_q, np.int64)
+    # the dtypes of bm25_kernel.warm(), so the one cached compilation serves every call
+    top_m(q_terms.indptr.astype(np.int64), q_terms.indices.astype(np.int32, copy=False),
+          q_terms.data.astype(np.float64, copy=False), weights.indptr.astype(np.int64),
+          weights.indices.astype(np.int32, copy=False), weights.data.astype(np.float64, copy=False), n, m, cols,
+          vals, counts)
+    keep = np.arange(m)[None, :] < counts[:, None]
+    indptr = np.zeros(n_q + 1, np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    cand = sparse.csr_matrix((vals[keep], cols[keep], indptr), shape=(n_q, n))
+    sorted_vals = -np.sort(-vals, axis=1)  # unfilled places are 0, below every stored (positive) score
+    full_rows = np.flatnonzero((counts >= m) & (m < n))
+    unsure = full_rows[sorted_vals[full_rows, m - 1] >= sorted_vals[full_rows, k - 1] - 10.0 ** -decimals]
+    if len(unsure):
+        rescored = topk_sparse(q_terms[unsure] @ weights, ids, k, decimals)
+    out = topk_sparse(cand, ids, k, decimals)
+    if len(unsure):
+        out.ids[unsure], out.scores[unsure] = rescored.ids, rescored.scores
+    return out
+
+
+def pool_weights(term_of: np.ndarray, col: np.ndarray, tf: np.ndarray, dl: np.ndarray, n_terms: int, n: int,
+                 avgdl: float, k1: float, b: float):
+    """The BM25 weights w(d, t) of one pool (terms × pool columns, CSR) from the batch's postings in term order
+    (``col`` = the posting's column in the pool, -1 outside it). Rows come out sorted by column (postings are in
+    document order and the column map keeps that order), so the matrix is built from its arrays with no sort; zero
+    weights (idf floored at 0) are left out, so every stored score of a product with it is positive."""
+    from scipy import sparse
+
+    keep = col >= 0
+    if not keep.all():
+        term_of, col, tf, dl = term_of[keep], col[keep], tf[keep], dl[keep]
+    df = np.bincount(term_of, minlength=n_terms)
+    idf = np.maximum(0.0, np.log(n - df + 0.5) - np.log(df + 0.5))
+    norm = k1 * (1 - b + b * dl / (avgdl or 1.0))
+    w = idf[term_of] * tf * (k1 + 1) / (tf + norm)
+    live = idf[term_of] > 0
+    if not live.all():
+        w, col, term_of = w[live], col[live], term_of[live]
+        df = np.bincount(term_of, minlength=n_terms)
+    indptr = np.zeros(n_terms + 1, np.int64)
+    np.cumsum(df, out=indptr[1:])
+    out = sparse.csr_matrix((w, col.astype(np.int32, copy=False), indptr), shape=(n_terms, n))
+    out.has_sorted_indices = True
+    return out
 
 
 def _columns(cols: list[np.ndarray], tfs: list[np.ndarray], row_nnz: list[np.ndarray], n_terms: int):

@@ -65,12 +65,41 @@ def test_trec_with_rung_and_jsonl(ws, tmp_path):
     assert set(res[res["qid"] == other]["rung"]) == set(lad.rungs_of_query(other))
 
 
+def test_repeated_doc_ids_are_dropped_counted_and_not_positions(ws, tmp_path, capsys):
+    """A repeated id is kept once at its best place: MRR is then 1/rank in the list of distinct documents, as in
+    pytrec_eval and ranx (a repeat above the gold would otherwise push it down one place)."""
+    from emb_s_core import metrics
+
+    lad = ladder.load(ws)
+    rung = lad.rungs[0]
+    qid = rung.qids[0]
+    gold = int(bank.queries(ws).set_index("qid").loc[qid, "ref_ids"][0])
+    other = [int(d) for d in rung.doc_ids if d != gold][:2]
+    # TREC: doc other[0] twice above the gold (the lower-scored repeat is dropped); JSONL: a repeat in the list
+    (tmp_path / "r.trec").write_text(f"{qid} Q0 {other[0]} 1 3.0 t\n{qid} Q0 {other[0]} 2 2.5 t\n"
+                                     f"{qid} Q0 {gold} 3 2.0 t\n{qid} Q0 {other[1]} 4 1.0 t\n")
+    out = import_run(ws, "dup", tmp_path / "r.trec", rung=rung.name)
+    assert out["duplicates_dropped"] == 1 and out["rankings_with_duplicates"] == 1
+    row = runs.load_results(ws, runs=["dup"]).iloc[0]
+    assert row["doc_ids"].tolist() == [other[0], gold, other[1]]
+    np.testing.assert_allclose(row["scores"], [3.0, 2.0, 1.0])
+    pq = metrics.per_query(runs.load_results(ws, runs=["dup"]), bank.queries(ws))
+    assert pq.iloc[0]["MRR"] == pytest.approx(1 / 2)
+    line = {"qid": qid, "rung": rung.name, "doc_ids": [other[0], other[0], other[0], gold], "scores": [4, 3, 2, 1]}
+    (tmp_path / "r.jsonl").write_text(json.dumps(line) + "\n")
+    assert main(["runs", "import", str(tmp_path / "r.jsonl"), "--name", "dupj", "-w", str(ws.path)]) == 0
+    assert "dropped 2 repeated doc id(s) in 1 ranking(s)" in capsys.readouterr().out
+    from emb_s_core.store import Workspace
+
+    row = runs.load_results(Workspace(ws.path), runs=["dupj"]).iloc[0]  # written by the CLI's own workspace
+    assert row["doc_ids"].tolist() == [other[0], gold] and row["scores"].tolist() == [4, 1]
+
+
 BAD = [
     ("trec", "q00 Q0 5 1 1.0\n", "expected 6 fields", 1),
     ("trec", "q00 Q0 5 1 1.0 t\nq00 Q0 doc7 2 0.5 t\n", "docid 'doc7' is not an integer", 2),
     ("trec", "q00 Q0 5 1 1.0 t\nzz Q0 5 1 1.0 t\n", "unknown query id 'zz'", 2),
     ("trec", "q00 Q0 5 1 1.0 t\nq00 Q0 99999 2 0.5 t\n", "unknown doc id 99999", 1),
-    ("trec", "q00 Q0 5 1 1.0 t\nq00 Q0 5 2 0.5 t\n", "doc id 5 appears twice", 2),
     ("jsonl", '{"qid": "q00", "doc_ids": [1]}\n{"qid": "q01", "doc_ids": ["a"]}\n', "integer doc ids", 2),
     ("jsonl", '{"qid": "q00", "doc_ids": [1], "scores": [1, 2]}\n', "one per doc id", 1),
     ("jsonl", '{"qid": "q00", "doc_ids": [1]}\n{"qid": "q00", "doc_ids": [2]}\n', "a second ranking", 2),

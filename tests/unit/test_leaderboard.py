@@ -129,3 +129,30 @@ def test_figure_draws_the_cells_with_names_escaped():
     hover = " | ".join(heat.customdata[1][0])  # the data fields of the hover; the markup is the template's own
     assert "n = 12" in hover and "corrected p = 0.0020" in hover
     assert "&lt;i&gt;strong" in hover and "<i>" not in hover and "&amp;" not in hover
+
+
+def test_monte_carlo_cells_get_the_verdicts_of_exact_p_values():
+    """nDCG@10 differences with no grid go to Monte Carlo; 18 queries keep the exact p enumerable here. With only
+    200 sign vectors to start, the board must still mark every cell as Holm on the exact p-values does."""
+    rng = np.random.default_rng(11)
+    n, rungs = 18, ["g1", "g2", "g3"]
+    base = rng.random(n)
+    rows, diffs = [], {}
+    for j, shift in enumerate([0.0, 0.15, 0.3, 0.45, 0.6, 0.8]):
+        for rung in rungs:
+            d = rng.normal(shift, 0.5, n) * 0.5
+            diffs[(f"r{j}", rung)] = d
+            rows += [{"run": f"r{j}", "rung": rung, "qid": f"q{i}", "nDCG@10": base[i] + d[i]} for i in range(n)]
+    rows += [{"run": "base", "rung": rung, "qid": f"q{i}", "nDCG@10": base[i]} for rung in rungs for i in range(n)]
+    pq = pd.DataFrame(rows)
+    codes = np.arange(2 ** n)
+    signs = 1.0 - 2.0 * ((codes[:, None] >> np.arange(n)[None, :]) & 1)
+    keys = list(diffs)
+    exact = np.array([(np.abs(signs @ diffs[key]) >= abs(diffs[key].sum()) - 1e-9).mean() for key in keys])
+    want = dict(zip(keys, metrics.correct_p_values(exact, "holm") < 0.05))
+    assert 0 < sum(want.values()) < len(want)
+    b = leaderboard.compute(pq, rungs, "nDCG@10", "base", n_boot=20, n_resamples=200)
+    c = b.cells.set_index(["run", "rung"])
+    for key in keys:
+        assert (c.loc[key, "verdict"] != "no difference") == want[key], key
+    assert "Monte Carlo" in b.legend() and "error ≤ ±" in b.legend()

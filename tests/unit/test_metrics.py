@@ -252,7 +252,7 @@ def test_paired_test_identical_and_dominating():
     dom = two_runs(60, 1.0, 0.0, seed=4)
     t = metrics.paired_test(dom, "A", "B", "g", "SR@1", n_resamples=5000)
     assert t["delta"] == 1.0 and t["wins"] == 60 and t["losses"] == 0
-    assert t["p_value"] == pytest.approx(1 / 5001)
+    assert t["p_value"] == pytest.approx(2 / 2 ** 60, rel=1e-9) and "exact" in t["test"]  # 0/1: no sampling
     assert t["ci_low"] == t["ci_high"] == 1.0
 
 
@@ -301,12 +301,66 @@ def test_row_slices_and_blocks_do_not_change_results(monkeypatch):
     pd.testing.assert_frame_equal(whole, sliced)
 
 
+def enumerated_p(d: np.ndarray) -> float:
+    """The exact two-sided sign-flip p by brute force over all 2^n sign vectors (the definition)."""
+    codes = np.arange(2 ** len(d))
+    signs = 1.0 - 2.0 * ((codes[:, None] >> np.arange(len(d))[None, :]) & 1)
+    return float((np.abs(signs @ d) >= abs(d.sum()) - 1e-9).mean())
+
+
+def test_grid_differences_get_the_exact_p_of_enumeration():
+    rng = np.random.default_rng(5)
+    for trial in range(40):  # 0/±1 (R@1, FR@K), thirds and halves mixed (SR@K with |G| = 2 and 3)
+        grid = [-1, 0, 1] if trial % 2 else [-1, -2 / 3, -1 / 2, -1 / 3, 0, 1 / 3, 1 / 2, 2 / 3, 1]
+        d = rng.choice(grid, size=int(rng.integers(4, 15)))
+        sf = metrics.sign_flip_p_values([d], n_resamples=1)  # one draw: only an exact path can match
+        assert sf.exact[0] and sf.draws[0] == 0
+        assert sf.p_value[0] == pytest.approx(enumerated_p(d), abs=1e-12), d
+    # large n, 0/±1: the binomial tail
+    from scipy import stats
+    d = np.r_[np.ones(530), -np.ones(470), np.zeros(200)]
+    p = metrics.sign_flip_p_values([d]).p_value[0]
+    assert p == pytest.approx(2 * stats.binom.sf(529, 1000, 0.5), rel=1e-9)
+
+
 def test_sampled_p_value_is_close_to_the_exact_one():
-    pq = two_runs(24, 0.6, 0.4, seed=21)
-    exact = metrics.paired_test(pq, "A", "B", "g", "SR@1", n_resamples=2 ** 24)
-    sampled = metrics.paired_test(pq, "A", "B", "g", "SR@1", n_resamples=20000)
-    assert "exact" in exact["test"] and "random" in sampled["test"]
-    assert sampled["p_value"] == pytest.approx(exact["p_value"], abs=0.01)
+    rng = np.random.default_rng(21)
+    d = rng.normal(0.1, 1, size=18)  # no grid, 2^18 > n_resamples: Monte Carlo
+    sf = metrics.sign_flip_p_values([d], n_resamples=20000)
+    assert not sf.exact[0] and sf.draws[0] >= 20000
+    exact = enumerated_p(d)
+    assert sf.p_low[0] <= exact <= sf.p_high[0]
+    assert sf.p_value[0] == pytest.approx(exact, abs=0.01)
+    assert "Monte Carlo" in sf.note() and "error ≤ ±" in sf.note()
+
+
+def test_monte_carlo_verdicts_equal_the_exact_verdicts_under_holm():
+    """Continuous differences (no grid) over 17–18 queries: the exact p is enumerable here, the tests draw. Cells
+    are built with exact p near the Holm cut-offs, where 1,000 draws alone would flip verdicts with the seed."""
+    rng = np.random.default_rng(3)
+    diffs = [rng.normal(mu, 1.0, size=int(rng.integers(17, 19))) for mu in np.linspace(0.0, 1.2, 16)]
+    exact = np.array([enumerated_p(d) for d in diffs])
+    want = metrics.correct_p_values(exact, "holm") < 0.05
+    assert want.any() and not want.all()
+    flipped = 0
+    for seed in range(5):
+        sf = metrics.sign_flip_p_values(diffs, n_resamples=1000, seed=seed, alpha=0.05, correction="holm")
+        assert not sf.exact.any() and sf.decided.all()
+        got = metrics.correct_p_values(sf.p_value, "holm") < 0.05
+        np.testing.assert_array_equal(got, want)
+        assert ((sf.p_low <= exact) & (exact <= sf.p_high)).all()
+        assert sf.draws.max() > 1000  # some cells needed more draws to be sure
+        fixed = metrics.sign_flip_p_values(diffs, n_resamples=1000, seed=seed, max_resamples=1000, correction="holm")
+        flipped += int(((metrics.correct_p_values(fixed.p_value, "holm") < 0.05) != want).any())
+    assert flipped  # 1,000 draws, not refined, flip a verdict with some seed: the refinement is what holds them
+
+
+def test_sign_vectors_are_shared_per_query_count():
+    rng = np.random.default_rng(8)
+    d1, d2 = rng.normal(0.2, 1, size=40), rng.normal(0.1, 1, size=40)
+    alone = metrics.sign_flip_p_values([d1], n_resamples=500, alpha=0.5)
+    together = metrics.sign_flip_p_values([d1, d2, rng.normal(size=70)], n_resamples=500, alpha=0.5)
+    assert alone.p_value[0] == together.p_value[0]  # the same 500 vectors for n = 40, whoever shares the call
 
 
 # ------------------------------------------------------------------------------------------- multiple testing

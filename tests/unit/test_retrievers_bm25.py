@@ -131,3 +131,47 @@ def test_term_frequency_columns_equal_csr_to_csc():
     np.testing.assert_array_equal(got.indptr, expected.indptr)
     np.testing.assert_array_equal(got.indices, expected.indices)
     np.testing.assert_array_equal(got.data, expected.data)
+
+
+def test_ties_across_the_cut_keep_the_smaller_doc_ids(tmp_path):
+    """60 identical documents (of 215: idf > 0) tie for every place: the compiled kernel keeps an arbitrary K + slack of them, so the
+    exact order (smaller doc id first) must come from re-scoring those queries in full; zero scores pad by id."""
+    texts = [f"filler{i} words{i}" for i in range(150)] + ["apple banana"] * 60 + ["banana cherry"] * 5
+    ws = text_workspace(tmp_path, texts)
+    sparse, ref = retrievers.get("bm25"), retrievers.get("bm25-reference")
+    sparse.prepare(ws, None)
+    ref.prepare(ws, None)
+    pools = {"all": np.arange(len(texts)), "half": np.arange(0, len(texts), 2)}
+    queries = ["apple", "banana cherry", "apple cherry", "filler3 nothing"]
+    for k in (10, 80):
+        a, b = sparse.rank(queries, pools, k), ref.rank(queries, pools, k)
+        for name in pools:
+            np.testing.assert_array_equal(a[name].ids, b[name].ids, err_msg=f"{name} k={k}")
+            np.testing.assert_allclose(a[name].scores, b[name].scores, rtol=1e-9, atol=1e-12)
+    assert sparse.rank(["apple"], {"all": pools["all"]}, 10)["all"].ids[0].tolist() == list(range(150, 160))
+
+
+def test_compiled_kernel_keeps_the_m_best_of_every_query():
+    from scipy import sparse as sp
+
+    from emb_s_core.retrievers.bm25 import TIE_SLACK, top_scores
+    from emb_s_core.retrievers.bm25_kernel import top_m
+    from emb_s_core.retrievers.base import topk
+
+    rng = np.random.default_rng(4)
+    q = sp.random(40, 30, density=0.15, format="csr", random_state=5, data_rvs=lambda s: rng.integers(1, 3, s) * 1.0)
+    w = sp.random(30, 500, density=0.05, format="csr", random_state=6, data_rvs=lambda s: rng.random(s) + 0.01)
+    dense = (q @ w).toarray()
+    m = 7
+    cols, vals, counts = np.zeros((40, m), np.int64), np.zeros((40, m)), np.zeros(40, np.int64)
+    top_m(q.indptr.astype(np.int64), q.indices.astype(np.int32), q.data, w.indptr.astype(np.int64),
+          w.indices.astype(np.int32), w.data, 500, m, cols, vals, counts)
+    for i in range(40):
+        positive = np.sort(dense[i][dense[i] > 0])[::-1]
+        assert counts[i] == min(m, len(positive))
+        np.testing.assert_allclose(np.sort(vals[i, :counts[i]])[::-1], positive[:m], rtol=1e-12)
+        np.testing.assert_allclose(dense[i, cols[i, :counts[i]]], vals[i, :counts[i]], rtol=1e-12)
+    ids = np.arange(1000, 1500)
+    got, want = top_scores(q, w, ids, 10), topk(dense, ids, 10)
+    np.testing.assert_array_equal(got.ids, want.ids)
+    assert TIE_SLACK > 0
