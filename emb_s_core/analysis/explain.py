@@ -113,6 +113,9 @@ def explain(ws: Workspace, run: str, rung_from: str, rung_to: str, k: int = DEFA
 
 
 def larger_rungs(lad: ladder.Ladder, rung: str) -> list[str]:
-    """The rungs of ``lad`` that contain ``rung`` (what it can be compared with), in ladder order."""
-    small = set(lad.rung(rung).doc_ids.tolist())
-    return [r.name for r in lad.rungs if r.name != rung and small <= set(r.doc_ids.tolist())]
+    """The rungs of ``lad`` of the same ladder kind that contain ``rung`` (what it can be compared with), in ladder
+    order (a twin rung with per-query pools stores its built rung's membership: it is no larger rung of it)."""
+    this = lad.rung(rung)
+    small = set(this.doc_ids.tolist())
+    return [r.name for r in lad.rungs
+            if r.name != rung and r.ladder == this.ladder and small <= set(r.doc_ids.tolist())]

@@ -25,7 +25,7 @@ import numpy as np
 
 from emb_s_core.errors import EmbSError
 from emb_s_core.progress import counted
-from emb_s_core.retrievers.base import Ranking, Retriever, pool_key, topk_sparse
+from emb_s_core.retrievers.base import QueryPools, Ranking, Retriever, pool_key, stacked, topk, topk_sparse
 from emb_s_core.retrievers.text import tokenize
 from emb_s_core.store import Workspace
 
@@ -167,6 +167,80 @@ class BM25(Retriever):
             scores.sum_duplicates()
             out[name] = topk_sparse(scores, ids, k)
         return out
+
+    def rank_each(self, queries: list[str], pools: Mapping[str, QueryPools], k: int) -> dict[str, Ranking]:
+        """Each query in its own pool (the benign twin), exactly as if that pool were searched alone: see
+        :func:`query_pool_ranking`."""
+        return query_pool_ranking(self, queries, pools, k)
+
+
+# ------------------------------------------------------------------------------ per-query pools (benign twin)
+def query_pool_statistics(postings, lengths: np.ndarray, in_pool: np.ndarray, n_pool: int, pool_length: float,
+                          terms: np.ndarray) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray, float]:
+    """The statistics of one query's pool that its BM25 scores need, for its terms only: per term its postings in the
+    pool (document positions, tf), its document frequency over the pool, and the pool's average length.
+
+    ``postings`` is the shared term-frequency matrix (CSC, documents × vocabulary), ``in_pool`` a boolean mask over
+    its documents, ``n_pool`` and ``pool_length`` the pool's size and total length (kept by the caller from the
+    rung's and the delta's lengths, so no pass over the pool is needed)."""
+    hits, df = [], np.zeros(len(terms), np.int64)
+    for j, t in enumerate(terms):
+        rows = postings.indices[postings.indptr[t]: postings.indptr[t + 1]]
+        keep = in_pool[rows]
+        hits.append((rows[keep], postings.data[postings.indptr[t]: postings.indptr[t + 1]][keep].astype(np.float64)))
+        df[j] = int(keep.sum())
+    return hits, df, pool_length / n_pool if n_pool else 1.0
+
+
+def query_pool_ranking(bm: BM25, queries: list[str], pools: Mapping[str, QueryPools], k: int) -> dict[str, Ranking]:
+    """Top-K of each query in its own pool: the rung's membership mask is edited by the query's delta (removed
+    documents off, added on) and restored after, N and total length follow the delta, df and avgdl come from
+    :func:`query_pool_statistics`; the same formula as :meth:`BM25.rank`, so a pool scores as if searched alone."""
+    qm = bm.query_matrix(queries).tocsr()
+    out = {}
+    for name, qp in pools.items():
+        base_pos = bm.positions(np.asarray(qp.base, np.int64))
+        in_pool = np.zeros(len(bm.doc_ids), bool)
+        in_pool[base_pos] = True
+        base_length = float(bm.lengths[base_pos].sum())
+        parts = []
+        for i in range(len(queries)):
+            gone, new = bm.positions(qp.removed[i]), bm.positions(qp.added[i])
+            was = in_pool[new].copy()  # restored after: the rung's mask serves every query of the batch
+            in_pool[gone], in_pool[new] = False, True
+            fresh = new[~was]
+            n = len(base_pos) - len(gone) + len(fresh)
+            total = base_length - float(bm.lengths[gone].sum()) + float(bm.lengths[fresh].sum())
+            lo, hi = qm.indptr[i], qm.indptr[i + 1]
+            terms, counts = qm.indices[lo:hi], qm.data[lo:hi]
+            hits, df, avgdl = query_pool_statistics(bm.postings, bm.lengths, in_pool, n, total, terms)
+            in_pool[new], in_pool[gone] = was, True
+            idf = np.maximum(0.0, np.log(n - df + 0.5) - np.log(df + 0.5))
+            rows = np.concatenate([h[0] for h in hits] or [np.empty(0, np.int32)])
+            weight = np.concatenate([c * w_t * tf * (bm.k1 + 1) / (tf + bm.k1 * (
+                1 - bm.b + bm.b * bm.lengths[r].astype(np.float64) / (avgdl or 1.0)))
+                for (r, tf), w_t, c in zip(hits, idf, counts)] or [np.empty(0)])
+            scored, at = np.unique(rows, return_inverse=True)
+            scores = np.bincount(at, weights=weight, minlength=len(scored))
+            positive = scores > 0
+            parts.append(_top_in_pool(bm.doc_ids[scored[positive]], scores[positive], qp, i, k))
+        out[name] = stacked(parts)
+    return out
+
+
+def _top_in_pool(ids: np.ndarray, scores: np.ndarray, qp: QueryPools, i: int, k: int) -> Ranking:
+    """:func:`topk` of query i's pool from its scored documents alone: the rest score 0 and fill the list by
+    smallest id, as :func:`topk` over the whole pool would, found among the first ids of the pool only."""
+    top = topk(scores[None, :], ids, k)
+    short = k - top.ids.shape[1]
+    if short <= 0:
+        return top
+    removed, added = qp.removed[i], qp.added[i]
+    head = qp.base[: k + len(removed) + len(ids)]  # the pool's smallest ids lie here or among the added ones
+    head = np.union1d(head[~np.isin(head, removed)], added[:k])
+    pad = head[~np.isin(head, ids)][:short]
+    return Ranking(np.concatenate([top.ids, pad[None, :]], axis=1),
+                   np.concatenate([top.scores, np.zeros((1, len(pad)))], axis=1))
 
 
 def _columns(cols: list[np.ndarray], tfs: list[np.ndarray], row_nnz: list[np.ndarray], n_terms: int):
