@@ -175,57 +175,61 @@ class BM25(Retriever):
 
 
 # ------------------------------------------------------------------------------ per-query pools (benign twin)
-def query_pool_statistics(postings, lengths: np.ndarray, in_pool: np.ndarray, n_pool: int, pool_length: float,
-                          terms: np.ndarray) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray, float]:
-    """The statistics of one query's pool that its BM25 scores need, for its terms only: per term its postings in the
-    pool (document positions, tf), its document frequency over the pool, and the pool's average length.
+def query_postings(postings, terms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every posting of ``terms`` in the shared term-frequency matrix (CSC, documents × vocabulary): (term index
+    into ``terms``, document position, tf as float64). Gathered once per query, then masked per pool."""
+    starts, ends = postings.indptr[terms], postings.indptr[terms + 1]
+    counts = (ends - starts).astype(np.int64)
+    take = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) + np.arange(int(counts.sum()))
+    return np.repeat(np.arange(len(terms)), counts), postings.indices[take], postings.data[take].astype(np.float64)
 
-    ``postings`` is the shared term-frequency matrix (CSC, documents × vocabulary), ``in_pool`` a boolean mask over
-    its documents, ``n_pool`` and ``pool_length`` the pool's size and total length (kept by the caller from the
-    rung's and the delta's lengths, so no pass over the pool is needed)."""
-    hits, df = [], np.zeros(len(terms), np.int64)
-    for j, t in enumerate(terms):
-        rows = postings.indices[postings.indptr[t]: postings.indptr[t + 1]]
-        keep = in_pool[rows]
-        hits.append((rows[keep], postings.data[postings.indptr[t]: postings.indptr[t + 1]][keep].astype(np.float64)))
-        df[j] = int(keep.sum())
-    return hits, df, pool_length / n_pool if n_pool else 1.0
+
+def query_pool_statistics(term_of: np.ndarray, rows: np.ndarray, n_terms: int, in_pool: np.ndarray, n_pool: int,
+                          pool_length: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """The statistics of one query's pool that its BM25 scores need, for its terms only: which of its postings
+    (:func:`query_postings`) lie in the pool, each term's document frequency over the pool, and the pool's average
+    length. ``in_pool`` is a boolean mask over the matrix's documents; ``n_pool`` and ``pool_length`` the pool's size
+    and total length (kept by the caller from the rung's and the delta's, so no pass over the pool is needed)."""
+    keep = in_pool[rows]
+    return keep, np.bincount(term_of[keep], minlength=n_terms), pool_length / n_pool if n_pool else 1.0
 
 
 def query_pool_ranking(bm: BM25, queries: list[str], pools: Mapping[str, QueryPools], k: int) -> dict[str, Ranking]:
-    """Top-K of each query in its own pool: the rung's membership mask is edited by the query's delta (removed
-    documents off, added on) and restored after, N and total length follow the delta, df and avgdl come from
-    :func:`query_pool_statistics`; the same formula as :meth:`BM25.rank`, so a pool scores as if searched alone."""
+    """Top-K of each query in its own pool of each rung: the query's postings are gathered once; per rung, the
+    rung's membership mask is edited by the query's delta (removed documents off, added on) and restored after, N and
+    total length follow the delta, df and avgdl come from :func:`query_pool_statistics`; the same formula as
+    :meth:`BM25.rank`, so a pool scores as if searched alone."""
     qm = bm.query_matrix(queries).tocsr()
-    out = {}
-    for name, qp in pools.items():
+    masks = {}
+    for name, qp in pools.items():  # one membership mask per rung, shared by the batch's queries
         base_pos = bm.positions(np.asarray(qp.base, np.int64))
         in_pool = np.zeros(len(bm.doc_ids), bool)
         in_pool[base_pos] = True
-        base_length = float(bm.lengths[base_pos].sum())
-        parts = []
-        for i in range(len(queries)):
+        masks[name] = (in_pool, len(base_pos), float(bm.lengths[base_pos].sum()))
+    parts: dict[str, list[Ranking]] = {name: [] for name in pools}
+    for i in range(len(queries)):
+        lo, hi = qm.indptr[i], qm.indptr[i + 1]
+        terms = qm.indices[lo:hi]
+        term_all, rows_all, tf_all = query_postings(bm.postings, terms)
+        dl_all = bm.lengths[rows_all].astype(np.float64)
+        for name, qp in pools.items():
+            in_pool, n_base, base_length = masks[name]
             gone, new = bm.positions(qp.removed[i]), bm.positions(qp.added[i])
             was = in_pool[new].copy()  # restored after: the rung's mask serves every query of the batch
             in_pool[gone], in_pool[new] = False, True
             fresh = new[~was]
-            n = len(base_pos) - len(gone) + len(fresh)
+            n = n_base - len(gone) + len(fresh)
             total = base_length - float(bm.lengths[gone].sum()) + float(bm.lengths[fresh].sum())
-            lo, hi = qm.indptr[i], qm.indptr[i + 1]
-            terms, counts = qm.indices[lo:hi], qm.data[lo:hi]
-            hits, df, avgdl = query_pool_statistics(bm.postings, bm.lengths, in_pool, n, total, terms)
+            keep, df, avgdl = query_pool_statistics(term_all, rows_all, len(terms), in_pool, n, total)
             in_pool[new], in_pool[gone] = was, True
-            idf = np.maximum(0.0, np.log(n - df + 0.5) - np.log(df + 0.5))
-            rows = np.concatenate([h[0] for h in hits] or [np.empty(0, np.int32)])
-            weight = np.concatenate([c * w_t * tf * (bm.k1 + 1) / (tf + bm.k1 * (
-                1 - bm.b + bm.b * bm.lengths[r].astype(np.float64) / (avgdl or 1.0)))
-                for (r, tf), w_t, c in zip(hits, idf, counts)] or [np.empty(0)])
-            scored, at = np.unique(rows, return_inverse=True)
-            scores = np.bincount(at, weights=weight, minlength=len(scored))
-            positive = scores > 0
-            parts.append(_top_in_pool(bm.doc_ids[scored[positive]], scores[positive], qp, i, k))
-        out[name] = stacked(parts)
-    return out
+            idf = np.maximum(0.0, np.log(n - df + 0.5) - np.log(df + 0.5)) * qm.data[lo:hi]
+            rows, tf = rows_all[keep], tf_all[keep]
+            norm = bm.k1 * (1 - bm.b + bm.b * dl_all[keep] / (avgdl or 1.0))
+            scores = np.bincount(rows, weights=idf[term_all[keep]] * tf * (bm.k1 + 1) / (tf + norm),
+                                 minlength=len(bm.doc_ids))  # one pass over the documents: cheaper than sorting
+            positive = np.flatnonzero(scores > 0)
+            parts[name].append(_top_in_pool(bm.doc_ids[positive], scores[positive], qp, i, k))
+    return {name: stacked(ps) for name, ps in parts.items()}
 
 
 def _top_in_pool(ids: np.ndarray, scores: np.ndarray, qp: QueryPools, i: int, k: int) -> Ranking:
