@@ -52,26 +52,25 @@ def workspaces(root: Path) -> list[tuple[str, Workspace]]:
 
 
 def fill(ws: Workspace, top_n: int) -> pd.DataFrame:
+    """Per rung: which pools the twin uses, its fill (tokens against the built rung's: the smallest query's pool and
+    the mean), residual near misses (0 by construction) and the stored delta's size against full memberships."""
     built = ladder.load(ws)
     t = time.perf_counter()
     lad = twin.build(ws, top_n=top_n)
     seconds = time.perf_counter() - t
-    near = twin.near_documents(ws, list(built.kept.query("kept")["qid"]), top_n)
-    tok = bank.token_counts(ws)
-    docs = bank.documents(ws, ["doc_id", "domain"]).set_index("doc_id")
+    deltas = twin.deltas(ws)
     rows = []
     for b, tw in zip(built.rungs, lad.rungs):
-        universe = docs.index if b.kind != "domain" else docs.index[docs["domain"] == b.domain]
-        total = int(tok.loc[universe].sum())
-        per_q = [min(1.0, (total - int(tok.loc[list(near.per_query[q] & set(universe))].sum())) / b.n_tokens)
-                 for q in b.qids]
-        rows.append({"rung": b.name, "built tokens": b.n_tokens, "shared twin": tw.composition["fill"],
-                     "per-query median": round(float(pd.Series(per_q).median()), 3),
-                     "per-query min": round(min(per_q), 3), "note": tw.composition.get("note", "")[:40]})
+        c = tw.composition
+        per = deltas.get(tw.name, {})
+        rows.append({"rung": b.name, "built tokens": b.n_tokens, "pools": c["pools"], "fill min": c["fill"],
+                     "fill mean": c["fill_mean"], "residual near": c["near_present"],
+                     "removed / query": round(sum(len(d[0]) for d in per.values()) / max(len(per), 1), 1),
+                     "added / query": round(sum(len(d[1]) for d in per.values()) / max(len(per), 1), 1)})
     out = pd.DataFrame(rows)
     out.attrs["seconds"] = seconds
     out.attrs["near"] = lad.options["near_documents"]
-    out.attrs["irrelevant"] = lad.options["irrelevant_documents"]
+    out.attrs["references"] = ", ".join(lad.options["references"])
     return out
 
 
@@ -148,8 +147,8 @@ def main() -> None:
             continue
         if args.mode == "fill":
             table = fill(ws, args.top_n)
-            print(f"\n## {name}: {table.attrs['near']:,} near and {table.attrs['irrelevant']:,} irrelevant "
-                  f"documents; twin built in {table.attrs['seconds']:.1f} s")
+            print(f"\n## {name}: {table.attrs['near']:,} documents near some kept query under "
+                  f"{table.attrs['references']}; twin built in {table.attrs['seconds']:.1f} s")
             print(table.to_markdown(index=False))
         elif args.mode == "cost":
             for spec in args.specs.split(","):

@@ -8,16 +8,17 @@ at any point resumes on the next call with its finished (rung, qid) pairs kept.
 """
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 
-from emb_s_core import bank, ladder as ladder_mod, runs, retrievers
+from emb_s_core import bank, ladder as ladder_mod, runs, retrievers, twin
 from emb_s_core.errors import EmbSError
 from emb_s_core.progress import counted
-from emb_s_core.retrievers.base import MEASURED
+from emb_s_core.retrievers.base import MEASURED, QueryPools
 from emb_s_core.store import Workspace
 
 Progress = Callable[[str, float], None]
@@ -64,8 +65,9 @@ def default_name(spec: str, k: int = DEFAULT_K, chunk_size: int | None = None,
 
 
 def k_per_rung(rungs: list[ladder_mod.Rung], k: int) -> dict[str, int]:
-    """K clamped to each rung's size: a rung smaller than K is ranked whole (recorded in the run's config)."""
-    return {r.name: min(k, r.n_documents) for r in rungs}
+    """K clamped to each rung's size (a twin rung with per-query pools: its smallest pool): a rung smaller than K is
+    ranked whole (recorded in the run's config)."""
+    return {r.name: min(k, int(r.composition.get("min_documents", r.n_documents))) for r in rungs}
 
 
 def _checked_retriever(spec: str, options: dict[str, Any]) -> retrievers.Retriever:
@@ -74,23 +76,46 @@ def _checked_retriever(spec: str, options: dict[str, Any]) -> retrievers.Retriev
     return r
 
 
-def _ladder_identity(existing: dict | None, name: str, hashes: dict[str, str]) -> dict[str, str]:
-    """The run's ladder identity after this call: the rungs it already had plus those of newly evaluated kinds.
+def _ladder_identity(existing: dict | None, name: str, hashes: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """The run's ladder identity after this call (the rungs it already had plus those of newly evaluated kinds),
+    and the run's stale twin rungs, whose results this call drops and redoes.
 
-    A kind the run was already evaluated on must have exactly the same rungs (else the ladder was rebuilt since).
+    A kind the run was already evaluated on must have exactly the same rungs (else the ladder was rebuilt since),
+    except the benign twin: a rebuilt twin leaves the built results as they are, and its old results are redone.
     """
     if existing is None:
-        return hashes
+        return hashes, []
     old = existing["config"].get("ladder", {})
+    stale: list[str] = []
     for kind in {ladder_mod.kind_of(n) for n in hashes}:
         mine = {n: h for n, h in hashes.items() if ladder_mod.kind_of(n) == kind}
         before = {n: h for n, h in old.items() if ladder_mod.kind_of(n) == kind}
         if before and before != mine:
+            if kind == ladder_mod.BENIGN:
+                stale += list(before)
+                old = {n: h for n, h in old.items() if n not in before}
+                continue
             what = "ladder" if kind == ladder_mod.BUILT else f"{kind} ladder"
             raise EmbSError(f"run {name!r} was made on another {what} (it was rebuilt since; membership "
                             "hashes differ)",
                             fix=f"pass a new --name, or delete the old run first (`emb-s runs delete {name}`).")
-    return {**old, **hashes}
+    return {**old, **hashes}, stale
+
+
+def stale_twin_runs(ws: Workspace) -> dict[str, list[str]]:
+    """Runs whose benign-twin results were made on another twin than the stored one (it was rebuilt since):
+    run -> its stale twin rungs. Their built results stand; ``eval --ladder benign`` redoes only these."""
+    if not ladder_mod.exists(ws, ladder_mod.BENIGN):
+        return {}
+    current = {r.name: r.membership_hash for r in ladder_mod.load(ws, allow_stale=True, kind=ladder_mod.BENIGN).rungs}
+    out = {}
+    listed = runs.list_runs(ws)
+    for name, cfg in zip(listed["run"], listed["config"]):
+        had = {n: h for n, h in json.loads(cfg).get("ladder", {}).items()
+               if ladder_mod.kind_of(n) == ladder_mod.BENIGN}
+        if any(current.get(n) != h for n, h in had.items()):
+            out[name] = sorted(had)
+    return out
 
 
 def evaluate(ws: Workspace, spec: str, name: str | None = None, k: int = DEFAULT_K, rungs: list[str] | None = None,
@@ -139,7 +164,10 @@ def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, config: dict
         raise EmbSError("the ladder was rebuilt while this eval waited for the writer lock",
                         fix="run the eval again: it will use the new ladder.")
     existing = runs.get_run(ws, name)
-    config = dict(config, ladder=_ladder_identity(existing, name, hashes))
+    identity, stale = _ladder_identity(existing, name, hashes)
+    config = dict(config, ladder=identity)
+    if stale:  # the twin was rebuilt: its old results go, the built ones stay, and this call redoes the twin
+        runs.drop_rungs(ws, name, stale)
     if existing is not None:  # the same run on another ladder kind: its rungs (and clamped Ks) join the identity
         clamped = {**existing["config"].get("k_per_rung", {}), **config.get("k_per_rung", {})}
         if clamped:
@@ -162,7 +190,9 @@ def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, config: dict
         if progress:
             progress(stage, 1.0)
         return name
-    retriever.prepare(ws, np.unique(np.concatenate([r.doc_ids for r in selected])), progress)
+    per_query = twin.deltas(ws, [r.name for r in selected if r.composition.get("pools") == twin.PER_QUERY])
+    added = [d[1] for per in per_query.values() for d in per.values()]
+    retriever.prepare(ws, np.unique(np.concatenate([r.doc_ids for r in selected] + added)), progress)
     if progress:
         progress(stage, 0.0)
     texts = bank.queries(ws).set_index("qid")["text"]
@@ -180,9 +210,15 @@ def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, config: dict
         for start in range(0, len(qids), batch_size):
             batch = qids[start: start + batch_size]
             ranked = {}
+            batch_texts = texts.loc[batch].tolist()
             for depth in sorted({ks[n] for n in pools}):
-                ranked.update(retriever.rank(texts.loc[batch].tolist(),
-                                             {n: p for n, p in pools.items() if ks[n] == depth}, depth))
+                shared = {n: p for n, p in pools.items() if ks[n] == depth and n not in per_query}
+                if shared:
+                    ranked.update(retriever.rank(batch_texts, shared, depth))
+                each = {n: QueryPools(p, [per_query[n][q][0] for q in batch], [per_query[n][q][1] for q in batch])
+                        for n, p in pools.items() if ks[n] == depth and n in per_query}
+                if each:  # twin rungs with per-query pools: each query searches its own
+                    ranked.update(retriever.rank_each(batch_texts, each, depth))
             rows = [{"rung": rn, "qid": qid, "doc_ids": rk.ids[i], "scores": rk.scores[i]}
                     for rn, rk in ranked.items() for i, qid in enumerate(batch)]
             runs.save_results(ws, name, rows)

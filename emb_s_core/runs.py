@@ -114,6 +114,16 @@ def delete_run(ws: Workspace, name: str) -> None:
         ws.delete_rows(MEASUREMENTS, f"run = '{quoted}'")
 
 
+def drop_rungs(ws: Workspace, run: str, rungs: list[str]) -> None:
+    """Delete ``run``'s results on ``rungs`` (one transaction): a rebuilt benign twin's old results, redone next."""
+    if not rungs or not ws.has_table("results"):
+        return
+    quoted = run.replace("'", "''")
+    names = ", ".join("'" + r.replace("'", "''") + "'" for r in rungs)
+    with ws.transaction():
+        ws.delete_rows("results", f"run = '{quoted}' AND rung IN ({names})")
+
+
 def finished(ws: Workspace, run: str) -> set[tuple[str, str]]:
     """(rung, qid) pairs already stored for ``run``: what a resumed run skips."""
     if not ws.has_table("results"):

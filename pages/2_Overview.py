@@ -108,6 +108,13 @@ if twins:
         gap = data.illusion_gap(path, v, tuple(chosen), metric, domains, tasks, sources, tags)
     st.dataframe(gap.drop(columns=["test"]), hide_index=True, width="stretch")
     widgets.table_downloads(gap, f"illusion_gap_{metric}", "gap")
+    st.caption("The twin each gap is measured on: its pools per rung (per-query = the built rung minus that "
+               "query's own near misses, refilled to the same tokens), its fill (smallest query's pool tokens ÷ the "
+               "built rung's; mean) and the queries' own near misses left in their pools (0 by construction).")
+    fill, stale = data.twin_fill(path, v)
+    st.dataframe(fill, hide_index=True, width="stretch")
+    if stale:
+        st.warning(md(stale))
 if len(eff):
     st.subheader("Effective scale")
     st.caption("The largest scale at which SR@10 stays at or above 0.85 × its base-scale value (domain rungs "

@@ -214,8 +214,25 @@ def illusion_overview(path: str, v: int, x: str, metric: str, run_names: tuple[s
     """``analysis.illusion.overview``: the Overview's inputs with benign-twin rows and effective scale; cached."""
     from emb_s_core.analysis import illusion
 
-    return illusion.overview(filtered(path, v, domains, tasks, sources, tags), get_ladder(path, v), metric, x,
-                             list(run_names), twin=twin)
+    return illusion.overview(_current_twins(path, v, filtered(path, v, domains, tasks, sources, tags)),
+                             get_ladder(path, v), metric, x, list(run_names), twin=twin)
+
+
+def _current_twins(path: str, v: int, pq: pd.DataFrame) -> pd.DataFrame:
+    """``pq`` without stale twin results (``analysis.illusion.without_stale_twins``)."""
+    from emb_s_core.analysis import illusion
+    from emb_s_core.evaluate import stale_twin_runs
+
+    return illusion.without_stale_twins(pq, stale_twin_runs(_ws(path, v)))
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
+def twin_fill(path: str, v: int) -> tuple[pd.DataFrame, str | None]:
+    """``analysis.illusion.twin_fill`` of the workspace's twin and the note on stale twin results (or None)."""
+    from emb_s_core.analysis import illusion
+    from emb_s_core.evaluate import stale_twin_runs
+
+    return illusion.twin_fill(get_ladder(path, v)), illusion.stale_note(stale_twin_runs(_ws(path, v)))
 
 
 @st.cache_resource(max_entries=32, show_spinner="Paired tests, benign twin against the adversarial ladder…")
@@ -223,7 +240,8 @@ def illusion_gap(path: str, v: int, run_names: tuple[str, ...], metric: str, dom
                  tasks: tuple[str, ...], sources: str, tags: tuple[str, ...] = ()) -> pd.DataFrame:
     from emb_s_core.analysis import illusion
 
-    return illusion.gap_or_empty(filtered(path, v, domains, tasks, sources, tags), list(run_names), metric)
+    return illusion.gap_or_empty(_current_twins(path, v, filtered(path, v, domains, tasks, sources, tags)),
+                                 list(run_names), metric)
 
 
 @st.cache_data(max_entries=64, show_spinner="Attributing the displaced gold documents…")

@@ -115,12 +115,14 @@ def explain(ws: Workspace, run: str, rung_from: str, rung_to: str, k: int = DEFA
 
 
 def larger_rungs(lad: ladder.Ladder, rung: str) -> list[str]:
-    """The rungs of ``lad`` that strictly contain ``rung`` (what it can be compared with), in ladder order. A rung
-    holding the same documents (``128K/d`` on a one-domain bank is its ``shared`` rung) is left out: nothing can
-    move between two equal pools."""
+    """The rungs of ``lad`` of the same ladder kind that strictly contain ``rung`` (what it can be compared with), in
+    ladder order. A rung holding the same documents (``128K/d`` on a one-domain bank is its ``shared`` rung) is left
+    out: nothing can move between two equal pools; so is another kind's rung (a twin rung with per-query pools stores
+    its built rung's membership: it is no larger rung of it)."""
     small = lad.rung(rung)
     members = small.doc_ids
-    return [r.name for r in lad.rungs if r.n_documents > small.n_documents and np.isin(members, r.doc_ids).all()]
+    return [r.name for r in lad.rungs if r.ladder == small.ladder and r.n_documents > small.n_documents
+            and np.isin(members, r.doc_ids).all()]
 
 
 def adjacent_pairs(lad: ladder.Ladder) -> list[tuple[str, str]]:

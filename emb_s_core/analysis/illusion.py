@@ -233,14 +233,54 @@ def gap_or_empty(pq: pd.DataFrame, runs: Sequence[str], metric: str) -> pd.DataF
         return pd.DataFrame(columns=GAP_COLUMNS)
 
 
+TWIN_FILL_COLUMNS = ["rung", "pools", "built tokens", "fill", "fill mean", "residual near misses", "note"]
+
+
+def twin_fill(lad: ladder.Ladder | None) -> pd.DataFrame:
+    """Per benign-twin rung: its pools (``shared``: one per rung; ``per-query``: the built rung minus each query's
+    own near misses, refilled), its fill (the smallest query's pool tokens ÷ the built rung's; and the mean) and the
+    residual count of the queries' own near misses in their pools (0 by construction, shown so it can be checked;
+    blank for a twin built before it was counted)."""
+    rows = []
+    for r in (lad.rungs if lad is not None else []):
+        if r.ladder != ladder.BENIGN:
+            continue
+        c = r.composition
+        rows.append({"rung": r.name, "pools": c.get("pools", "shared (not audited per query)"),
+                     "built tokens": c.get("built_tokens"), "fill": c.get("fill"), "fill mean": c.get("fill_mean"),
+                     "residual near misses": c.get("near_present") if "pools" in c else None,
+                     "note": c.get("note", "")})
+    return pd.DataFrame(rows, columns=TWIN_FILL_COLUMNS)
+
+
+def without_stale_twins(pq: pd.DataFrame, stale: dict[str, list[str]]) -> pd.DataFrame:
+    """``pq`` without the twin rows of runs whose twin results were made on another twin (it was rebuilt since):
+    their built rows stay; ``eval --ladder benign`` redoes the twin rows."""
+    if not stale or pq.empty:
+        return pq
+    drop = pq["run"].isin(list(stale)) & (pq["rung"].map(ladder.kind_of) == ladder.BENIGN)
+    return pq[~drop.to_numpy()]
+
+
+def stale_note(stale: dict[str, list[str]]) -> str | None:
+    """One line naming the runs whose twin results are stale and what redoes them (None when none is)."""
+    if not stale:
+        return None
+    names = ", ".join(sorted(stale))
+    return (f"twin results of {names} are stale (the benign twin was rebuilt since) and left out; their built "
+            f"results stand: `emb-s eval --ladder benign -r SPEC --name RUN` redoes only the twin")
+
+
 def report(ws, runs: Sequence[str] | None = None, fraction: float = EFFECTIVE_FRACTION, by_domain: bool = False,
            n_resamples: int = 10000, n_boot: int = 1000, seed: int = 0
            ) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     """What ``emb-s report --illusion`` prints: (the illusion gap table, the effective-scale table, notes on the
-    metrics the gap table leaves out) of ``ws``."""
+    metrics the gap table leaves out) of ``ws``;
+    stale twin results (:func:`stale_note`) are left out."""
     from emb_s_core.analysis import views
+    from emb_s_core.evaluate import stale_twin_runs
 
-    pq = views.per_query(ws, runs)
+    pq = without_stale_twins(views.per_query(ws, runs), stale_twin_runs(ws))
     if pq.empty:
         raise EmbSError("no results in the workspace", where=str(ws.path),
                         fix="evaluate a retriever first (`emb-s eval -r bm25 --ladder both`).")

@@ -135,16 +135,29 @@ def _approximate_notes(ws, run_names: list[str], stream) -> None:
 
 
 def _illusion(ws, args: argparse.Namespace) -> int:
+    import sys
+
+    from emb_s_core import ladder
     from emb_s_core.analysis import illusion
+    from emb_s_core.evaluate import stale_twin_runs
 
     gaps, eff, notes = illusion.report(ws, runs=_split(args.runs), fraction=args.fraction, by_domain=True,
                                 n_boot=args.n_boot or 1000, seed=args.seed)
     eff = eff.drop(columns=["values"])
+    fill = illusion.twin_fill(ladder.load_all(ws, allow_stale=True))
+    stale = illusion.stale_note(stale_twin_runs(ws))
+    if stale:
+        print(f"note: {stale}", file=sys.stderr)
     if args.format == "json":
         from emb_s_core.cli.common import print_json
 
-        print_json({"gap": gaps.to_dict("records"), "effective_scale": eff.to_dict("records"), "notes": notes})
+        print_json({"gap": gaps.to_dict("records"), "effective_scale": eff.to_dict("records"), "notes": notes,
+                    "twin": fill.to_dict("records")})
         return 0
+    print("benign twin: pools, fill (smallest query's pool tokens ÷ the built rung's; mean) and each query's own "
+          "near misses left in its pool (0 by construction)")
+    _emit(fill, args.format, None)
+    print()
     print("illusion gap = benign twin − adversarial ladder, same queries (paired bootstrap 95% interval, p)")
     _emit(gaps.drop(columns=["test"]), args.format, None)
     for note in notes:

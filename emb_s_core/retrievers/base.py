@@ -25,6 +25,36 @@ class Ranking:
     scores: np.ndarray  # (n_queries, k) float
 
 
+@dataclass
+class QueryPools:
+    """One rung's pool per query of a batch (the benign twin): query i searches ``base`` (sorted ids) minus
+    ``removed[i]`` plus ``added[i]`` (both sorted), a small delta of the shared membership."""
+
+    base: np.ndarray
+    removed: list[np.ndarray]
+    added: list[np.ndarray]
+
+    def pool(self, i: int) -> np.ndarray:
+        """Query i's pool, sorted."""
+        removed, added = self.removed[i], self.added[i]
+        keep = self.base
+        if len(removed):  # a few ids out of many: binary search, not a sort of the pool
+            at = np.minimum(np.searchsorted(removed, keep), len(removed) - 1)
+            keep = keep[removed[at] != keep]
+        return np.union1d(keep, added) if len(added) else keep
+
+    def all_ids(self) -> np.ndarray:
+        """Every document some query of the batch may search."""
+        return np.unique(np.concatenate([self.base, *self.added]))
+
+
+def stacked(parts: list[Ranking]) -> Ranking:
+    """One Ranking from per-query (or per-pass) rankings of the same K, in order."""
+    if not parts:
+        return Ranking(np.empty((0, 0), np.int64), np.empty((0, 0)))
+    return Ranking(np.vstack([p.ids for p in parts]), np.vstack([p.scores for p in parts]))
+
+
 # Optional abilities a retriever declares in ``capabilities`` (part of the protocol; callers ask ``can``, they never
 # probe with hasattr or isinstance).
 EMBEDDINGS = "embeddings"  # ``score`` is the cosine similarity of cached document embeddings to the query's: usable
@@ -70,6 +100,13 @@ class Retriever:
         """Score once over the prepared documents, then take each pool's top-K by membership mask."""
         scores = self.score(queries)
         return {name: topk(scores[:, self.positions(ids)], ids, k) for name, ids in pools.items()}
+
+    def rank_each(self, queries: list[str], pools: Mapping[str, QueryPools], k: int) -> dict[str, Ranking]:
+        """Top-K of each query in its OWN pool of each rung (``k`` at most the smallest pool). Default: one ``rank``
+        call per query on its pool, exact for any retriever; dense masks per query, BM25 applies each query's pool
+        statistics, instead of repeating the work."""
+        return {name: stacked([self.rank([q], {name: qp.pool(i)}, k)[name] for i, q in enumerate(queries)])
+                for name, qp in pools.items()}
 
     def positions(self, pool_ids: np.ndarray) -> np.ndarray:
         """Column positions of ``pool_ids`` among the prepared documents (a pool must be a subset of them)."""

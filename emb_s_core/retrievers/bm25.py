@@ -25,7 +25,7 @@ import numpy as np
 
 from emb_s_core.errors import EmbSError
 from emb_s_core.progress import counted
-from emb_s_core.retrievers.base import Ranking, Retriever, pool_key, topk_sparse
+from emb_s_core.retrievers.base import QueryPools, Ranking, Retriever, pool_key, stacked, topk, topk_sparse
 from emb_s_core.retrievers.text import tokenize
 from emb_s_core.store import Workspace
 
@@ -180,6 +180,84 @@ class BM25(Retriever):
             weights = pool_weights(term_of, column[doc_of], tf, dl, len(terms), n, avgdl, self.k1, self.b)
             out[name] = top_scores(q_terms, weights, ids, k)
         return out
+
+    def rank_each(self, queries: list[str], pools: Mapping[str, QueryPools], k: int) -> dict[str, Ranking]:
+        """Each query in its own pool (the benign twin), exactly as if that pool were searched alone: see
+        :func:`query_pool_ranking`."""
+        return query_pool_ranking(self, queries, pools, k)
+
+
+# ------------------------------------------------------------------------------ per-query pools (benign twin)
+def query_postings(postings, terms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every posting of ``terms`` in the shared term-frequency matrix (CSC, documents × vocabulary): (term index
+    into ``terms``, document position, tf as float64). Gathered once per query, then masked per pool."""
+    starts, ends = postings.indptr[terms], postings.indptr[terms + 1]
+    counts = (ends - starts).astype(np.int64)
+    take = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) + np.arange(int(counts.sum()))
+    return np.repeat(np.arange(len(terms)), counts), postings.indices[take], postings.data[take].astype(np.float64)
+
+
+def query_pool_statistics(term_of: np.ndarray, rows: np.ndarray, n_terms: int, in_pool: np.ndarray, n_pool: int,
+                          pool_length: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """The statistics of one query's pool that its BM25 scores need, for its terms only: which of its postings
+    (:func:`query_postings`) lie in the pool, each term's document frequency over the pool, and the pool's average
+    length. ``in_pool`` is a boolean mask over the matrix's documents; ``n_pool`` and ``pool_length`` the pool's size
+    and total length (kept by the caller from the rung's and the delta's, so no pass over the pool is needed)."""
+    keep = in_pool[rows]
+    return keep, np.bincount(term_of[keep], minlength=n_terms), pool_length / n_pool if n_pool else 1.0
+
+
+def query_pool_ranking(bm: BM25, queries: list[str], pools: Mapping[str, QueryPools], k: int) -> dict[str, Ranking]:
+    """Top-K of each query in its own pool of each rung: the query's postings are gathered once; per rung, the
+    rung's membership mask is edited by the query's delta (removed documents off, added on) and restored after, N and
+    total length follow the delta, df and avgdl come from :func:`query_pool_statistics`; the same formula as
+    :meth:`BM25.rank`, so a pool scores as if searched alone."""
+    qm = bm.query_matrix(queries).tocsr()
+    masks = {}
+    for name, qp in pools.items():  # one membership mask per rung, shared by the batch's queries
+        base_pos = bm.positions(np.asarray(qp.base, np.int64))
+        in_pool = np.zeros(len(bm.doc_ids), bool)
+        in_pool[base_pos] = True
+        masks[name] = (in_pool, len(base_pos), float(bm.lengths[base_pos].sum()))
+    parts: dict[str, list[Ranking]] = {name: [] for name in pools}
+    for i in range(len(queries)):
+        lo, hi = qm.indptr[i], qm.indptr[i + 1]
+        terms = qm.indices[lo:hi]
+        term_all, rows_all, tf_all = query_postings(bm.postings, terms)
+        dl_all = bm.lengths[rows_all].astype(np.float64)
+        for name, qp in pools.items():
+            in_pool, n_base, base_length = masks[name]
+            gone, new = bm.positions(qp.removed[i]), bm.positions(qp.added[i])
+            was = in_pool[new].copy()  # restored after: the rung's mask serves every query of the batch
+            in_pool[gone], in_pool[new] = False, True
+            fresh = new[~was]
+            n = n_base - len(gone) + len(fresh)
+            total = base_length - float(bm.lengths[gone].sum()) + float(bm.lengths[fresh].sum())
+            keep, df, avgdl = query_pool_statistics(term_all, rows_all, len(terms), in_pool, n, total)
+            in_pool[new], in_pool[gone] = was, True
+            idf = np.maximum(0.0, np.log(n - df + 0.5) - np.log(df + 0.5)) * qm.data[lo:hi]
+            rows, tf = rows_all[keep], tf_all[keep]
+            norm = bm.k1 * (1 - bm.b + bm.b * dl_all[keep] / (avgdl or 1.0))
+            scores = np.bincount(rows, weights=idf[term_all[keep]] * tf * (bm.k1 + 1) / (tf + norm),
+                                 minlength=len(bm.doc_ids))  # one pass over the documents: cheaper than sorting
+            positive = np.flatnonzero(scores > 0)
+            parts[name].append(_top_in_pool(bm.doc_ids[positive], scores[positive], qp, i, k))
+    return {name: stacked(ps) for name, ps in parts.items()}
+
+
+def _top_in_pool(ids: np.ndarray, scores: np.ndarray, qp: QueryPools, i: int, k: int) -> Ranking:
+    """:func:`topk` of query i's pool from its scored documents alone: the rest score 0 and fill the list by
+    smallest id, as :func:`topk` over the whole pool would, found among the first ids of the pool only."""
+    top = topk(scores[None, :], ids, k)
+    short = k - top.ids.shape[1]
+    if short <= 0:
+        return top
+    removed, added = qp.removed[i], qp.added[i]
+    head = qp.base[: k + len(removed) + len(ids)]  # the pool's smallest ids lie here or among the added ones
+    head = np.union1d(head[~np.isin(head, removed)], added[:k])
+    pad = head[~np.isin(head, ids)][:short]
+    return Ranking(np.concatenate([top.ids, pad[None, :]], axis=1),
+                   np.concatenate([top.scores, np.zeros((1, len(pad)))], axis=1))
 
 
 #: extra candidates asked of the top-n product beyond K, so ties at the K-th place can be ordered by doc id

@@ -20,7 +20,8 @@ import pyarrow.compute as pc
 from emb_s_core.errors import EmbSError
 from emb_s_core.progress import counted
 from emb_s_core.retrievers import ann as ann_mod
-from emb_s_core.retrievers.base import EMBEDDINGS, MEASURED, Ranking, Retriever, pool_key, topk
+from emb_s_core.retrievers.base import (EMBEDDINGS, MEASURED, QueryPools, Ranking, Retriever, pool_key, stacked,
+                                        topk)
 from emb_s_core.retrievers.blocks import BlockScorer, parse_cap
 from emb_s_core.retrievers.embedders import Embedder
 from emb_s_core.store import Workspace
@@ -341,6 +342,19 @@ class Dense(Retriever):
         if self.ann is None:
             return _rank_exact(self.scorer, {n: self.positions(ids) for n, ids in pools.items()}, q, pools, k)
         return self._rank_ann(q, pools, k)
+
+    def rank_each(self, queries: list[str], pools: Mapping[str, QueryPools], k: int) -> dict[str, Ranking]:
+        """Exact: the batch is scored once per pass of the block scorer, each query's row masked to its own pool."""
+        if self.ann is not None:  # an index search per query and pool: the protocol's per-query default
+            return super().rank_each(queries, pools, k)
+        q = self.embedder.encode(list(queries))
+        parts: dict[str, list[Ranking]] = {name: [] for name in pools}
+        for rows, s in self.scorer.scores(q):
+            for name, qp in pools.items():
+                for j, i in enumerate(range(rows.start, rows.stop)):
+                    ids = qp.pool(i)
+                    parts[name].append(topk(s[j: j + 1, self.positions(ids)], ids, k))
+        return {name: stacked(ps) for name, ps in parts.items()}
 
     def measurements(self, pools: Mapping[str, np.ndarray], queries: Mapping[str, Mapping[str, str]]
                      ) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from emb_s_core.retrievers.base import MEASURED, Ranking, Retriever, topk
+from emb_s_core.retrievers.base import MEASURED, QueryPools, Ranking, Retriever, stacked, topk
 from emb_s_core.store import Workspace
 
 K_RRF = 60
@@ -59,4 +59,20 @@ class Hybrid(Retriever):
                 np.add.at(fused, (rows, cols.reshape(-1)),
                           np.tile(1.0 / (self.k_rrf + np.arange(1, r.ids.shape[1] + 1)), len(queries)))
             out[name] = topk(fused, ids, k, decimals=12)
+        return out
+
+    def rank_each(self, queries: list[str], pools: Mapping[str, QueryPools], k: int) -> dict[str, Ranking]:
+        """The parts' per-query lists fused per query, over that query's own pool."""
+        lists = [p.rank_each(queries, pools, max(k, self.depth)) for p in self.parts]
+        out = {}
+        for name, qp in pools.items():
+            parts = []
+            for i in range(len(queries)):
+                ids = qp.pool(i)
+                fused = np.zeros((1, len(ids)))
+                for ranking in lists:
+                    row = ranking[name].ids[i]
+                    np.add.at(fused[0], np.searchsorted(ids, row), 1.0 / (self.k_rrf + np.arange(1, len(row) + 1)))
+                parts.append(topk(fused, ids, k, decimals=12))
+            out[name] = stacked(parts)
         return out

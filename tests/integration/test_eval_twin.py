@@ -41,14 +41,26 @@ def test_both_in_one_pass_with_exact_twin_results(ws, monkeypatch):
     res = runs.load_results(ws, runs=[name])
     assert set(res["rung"]) == set(built.names) | set(benign.names)
     assert runs.get_run(ws, name)["config"]["ladder"] == {r.name: r.membership_hash for r in built.rungs + benign.rungs}
+    assert_exact_per_query(ws, res, benign, "bm25", 5)
+
+
+def assert_exact_per_query(ws, res, benign, spec, k, per_rung=None):
+    """Each query's twin ranking (the first ``per_rung`` of each rung's queries with a delta, or all) equals its
+    own pool searched alone (BM25: that pool's statistics)."""
     texts = bank.queries(ws).set_index("qid")["text"]
-    for rung in benign.rungs:  # each twin rung searched with its own BM25 statistics, as if alone
-        alone = retrievers.get("bm25")
-        alone.prepare(ws, rung.doc_ids)
-        direct = alone.rank(texts.loc[rung.qids].tolist(), {rung.name: rung.doc_ids}, 5)[rung.name]
-        got = res[res["rung"] == rung.name].set_index("qid").loc[rung.qids]
-        for i, qid in enumerate(rung.qids):
-            np.testing.assert_array_equal(got.loc[qid, "doc_ids"], direct.ids[i], err_msg=f"{rung.name} {qid}")
+    deltas = twin.deltas(ws)
+    checked = 0
+    for rung in benign.rungs:
+        got = res[res["rung"] == rung.name].set_index("qid")
+        mine = deltas.get(rung.name, {})
+        for qid in (rung.qids if per_rung is None else [q for q in rung.qids if q in mine][:per_rung]):
+            pool = twin.pool(rung.doc_ids, mine.get(qid))
+            alone = retrievers.get(spec)
+            alone.prepare(ws, pool)
+            direct = alone.rank([texts.loc[qid]], {"pool": pool}, k)["pool"]
+            np.testing.assert_array_equal(got.loc[qid, "doc_ids"], direct.ids[0], err_msg=f"{rung.name} {qid}")
+            checked += not np.array_equal(pool, rung.doc_ids)
+    assert checked  # some query's pool differs from the rung's membership: the per-query path was exercised
 
 
 def test_a_built_run_is_extended_to_the_twin(ws):
@@ -64,12 +76,24 @@ def test_a_built_run_is_extended_to_the_twin(ws):
     version = ws.version
     evaluate.evaluate(ws, "bm25", name="r", k=5, ladder="both")  # everything done: nothing written
     assert ws.version == version
-    other = ladder.load(ws, kind="benign")  # another twin: the run's benign results no longer match it
+    built_rows = after[~after["rung"].str.startswith("benign:")]
+    twin.build(ws, top_n=5)  # another twin: the run's twin results are stale, its built results stand
+    assert evaluate.stale_twin_runs(ws) == {"r": sorted(benign.names)}
+    evaluate.evaluate(ws, "bm25", name="r", k=5, ladder="benign")  # redoes only the twin
+    assert evaluate.stale_twin_runs(ws) == {}
+    redone = runs.load_results(ws, runs=["r"])
+    assert len(redone) == len(after)
+    kept = redone[~redone["rung"].str.startswith("benign:")].set_index(["rung", "qid"])
+    for row in built_rows.itertuples():  # the built results are the very rows stored before
+        np.testing.assert_array_equal(kept.loc[(row.rung, row.qid), "doc_ids"], row.doc_ids)
+    assert runs.get_run(ws, "r")["config"]["ladder"] == {r.name: r.membership_hash for r in
+                                                         ladder.load(ws).rungs + ladder.load(ws, kind="benign").rungs}
+    assert_exact_per_query(ws, redone, ladder.load(ws, kind="benign"), "bm25", 5)
+    other = ladder.load(ws)  # the BUILT ladder of another membership still refuses
     other.rungs = [dataclasses.replace(r, doc_ids=r.doc_ids[1:], membership_hash="x") for r in other.rungs]
-    ladder.store(ws, other, ladder.bank_state(ws), kind="benign",
-                 extra_settings={"twin_of": ladder.fingerprint(ws)})
-    with pytest.raises(EmbSError, match="made on another benign ladder"):
-        evaluate.evaluate(ws, "bm25", name="r", k=5, ladder="benign")
+    ladder.store(ws, other, ladder.bank_state(ws))
+    with pytest.raises(EmbSError, match="made on another ladder"):
+        evaluate.evaluate(ws, "bm25", name="r", k=5)
 
 
 def test_cli_eval_both_and_errors(ws, tmp_path_factory, tmp_path, capsys):
@@ -102,3 +126,10 @@ def test_report_illusion_without_twin_results(tmp_path_factory, tmp_path, capsys
     evaluate.evaluate(bare, "bm25", name="bm25", k=5)
     assert main(["report", "--workspace", str(bare.path), "--illusion"]) == 2
     assert "--ladder both" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("spec", ["dense:minilm-l3", "hybrid:bm25+dense:minilm-l3"])
+def test_dense_and_hybrid_mask_each_query_to_its_own_pool(ws, spec):
+    name = evaluate.evaluate(ws, spec, k=5, ladder="benign")
+    assert_exact_per_query(ws, runs.load_results(ws, runs=[name]), ladder.load(ws, kind="benign"), spec, 5,
+                           per_rung=2)

@@ -132,3 +132,20 @@ def test_why_did_it_move_opens_on_the_largest_drop_under_one_name(env):
     assert at.title[0].value == "Why did it move?"
     page = next(p for p in navigation.pages() if p.path.name == "8_Explain.py")
     assert (page.title, page.url_path) == ("Why did it move?", "why_did_it_move")
+
+
+@pytest.mark.parametrize("rung", ["benign:2K", "benign:2K/law"])
+def test_a_twin_cell_opens_its_failures_in_the_drilldown(env, rung):
+    """What a click on a twin heatmap cell opens (the Overview switches to these parameters): the twin rung's (or
+    pooled scale's) failures, like any other cell."""
+    from emb_s_core.analysis import drilldown, views
+
+    at = run_page("3_Query_drilldown.py", {"ws": str(env.path), "run": "bm25", "rung": rung, "metric": "SR@K",
+                                           "k": "5"})
+    clean(at)
+    box = next(b for b in at.selectbox if b.label == "Rung or scale")
+    assert box.value == rung
+    pq = views.per_query(env, ["bm25"])
+    fails = drilldown.failures(pq, "bm25", rung, "SR@5", x="rung" if "/" in rung else "scale")
+    shown = " ".join(c.value for c in at.caption) + " ".join(s.value for s in at.success)
+    assert (f"{len(fails):,} failures" in shown) if len(fails) else ("No failures" in shown)
