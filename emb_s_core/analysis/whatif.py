@@ -78,22 +78,21 @@ def doc_ranks(retriever: Retriever, text: str, pools: Mapping[str, np.ndarray], 
         return out
     lists = retriever.rank([text], {n: np.asarray(p, np.int64) for n, p in pools.items()}, depth)
     for name, ranking in lists.items():
-        listed = ranking.ids[0]
-        pos = {int(d): i + 1 for i, d in enumerate(listed)}
-        out[name] = np.array([pos.get(d, _BELOW) if members[name][i] else _ABSENT
-                              for i, d in enumerate(want.tolist())], np.int64)
+        hit = ranking.ids[0][None, :] == want[:, None]  # (wanted, depth)
+        rank = np.where(hit.any(axis=1), hit.argmax(axis=1) + 1, _BELOW)
+        out[name] = np.where(members[name], rank, _ABSENT).astype(np.int64)
     return out
 
 
-def stored_ranks(results: pd.DataFrame, run: str, rungs: list[str], wanted: list[int]) -> dict[str, np.ndarray]:
-    """Ranks of ``wanted`` in ``run``'s stored lists of one query (``results`` holds that query's rows), in the
-    codes of :func:`doc_ranks` (0 = not in the stored list; pool membership is the caller's); rungs without an OK
-    ranking are absent."""
-    rows = results[(results["run"] == run) & results["rung"].isin(rungs) & (results["status"] == OK)]
+def stored_ranks(results: pd.DataFrame, wanted: list[int]) -> dict[tuple[str, str], np.ndarray]:
+    """(run, rung) → ranks of ``wanted`` in that stored list of one query (``results`` holds that query's rows), in
+    the codes of :func:`doc_ranks` (0 = not in the stored list; pool membership is the caller's); cells without an
+    OK ranking are absent. One pass over the rows: this runs on every keystroke."""
     out = {}
-    for rung, ids in zip(rows["rung"], rows["doc_ids"]):
-        pos = {int(d): i + 1 for i, d in enumerate(ids if ids is not None else [])}
-        out[rung] = np.array([pos.get(int(d), _BELOW) for d in wanted], np.int64)
+    for run, rung, status, ids in zip(results["run"], results["rung"], results["status"], results["doc_ids"]):
+        if status == OK:
+            pos = {int(d): i + 1 for i, d in enumerate(ids if ids is not None else [])}
+            out[(run, rung)] = np.array([pos.get(int(d), _BELOW) for d in wanted], np.int64)
     return out
 
 
@@ -112,21 +111,24 @@ def what_if(prepare, text: str, gold: list[int], negatives: list[int], pools: Ma
     wanted = [d for d, _ in docs]
     rungs = list(pools)
     rows, skipped, seconds = [], {}, {}
+    stored = stored_ranks(results, wanted)
+    depths: dict[str, int] = {}  # each run's stored list depth (its K): the what-if ranks as deep
+    for run, status, ids in zip(results["run"], results["status"], results["doc_ids"]):
+        if status == OK and ids is not None:
+            depths[run] = max(depths.get(run, 0), len(ids))
     for spec, run_names in specs.items():
         try:
             retriever = prepare(spec)
         except EmbSError as exc:
             skipped[spec] = str(exc)
             continue
-        stored = [(run, stored_ranks(results, run, rungs, wanted)) for run in run_names]
-        depth = max([len(ids) for ids in results.loc[results["run"].isin(run_names) & (results["status"] == OK),
-                                                     "doc_ids"] if ids is not None] or [DEPTH])
+        depth = max([depths.get(run, 0) for run in run_names] + [0]) or DEPTH
         t0 = time.perf_counter()
         now = doc_ranks(retriever, text, pools, wanted, depth)
         seconds[spec] = time.perf_counter() - t0
-        for run, ranks in stored or [("", {})]:
+        for run in run_names or [""]:
             for rung in rungs:
-                before = ranks.get(rung)
+                before = stored.get((run, rung))
                 for i, (d, role) in enumerate(docs):
                     was = -2 if before is None else _ABSENT if now[rung][i] == _ABSENT else int(before[i])
                     rows.append((spec, run, rung, role, d, int(now[rung][i]), was))
@@ -152,10 +154,9 @@ def table(result: WhatIf) -> pd.DataFrame:
         return pd.DataFrame(columns=["retriever", "run", "rung", "moved"])
     labels = list(dict.fromkeys(f"{role} {d}" for role, d in zip(f["role"], f["doc_id"])))
     n = len(labels)
-    keys = f[["retriever", "run", "rung"]].iloc[::n].reset_index(drop=True)
-    cells = np.array([_cell(a, b) for a, b in zip(f["rank_now"], f["rank_stored"])], dtype=object).reshape(-1, n)
-    moved = ((f["rank_now"].to_numpy() != f["rank_stored"].to_numpy()) & (f["rank_stored"].to_numpy() != -2)) \
-        .reshape(-1, n).sum(axis=1)
-    out = pd.concat([keys, pd.DataFrame(cells, columns=labels)], axis=1)
-    out.insert(3, "moved", moved)
-    return out
+    now, was = f["rank_now"].to_numpy().reshape(-1, n), f["rank_stored"].to_numpy().reshape(-1, n)
+    out = {c: f[c].to_numpy()[::n] for c in ("retriever", "run", "rung")}
+    out["moved"] = ((now != was) & (was != -2)).sum(axis=1)
+    for j, label in enumerate(labels):
+        out[label] = [_cell(a, b) for a, b in zip(now[:, j].tolist(), was[:, j].tolist())]
+    return pd.DataFrame(out)
