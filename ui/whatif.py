@@ -30,12 +30,22 @@ def pools(path: str, v: int, qid: str) -> dict[str, np.ndarray]:
     return {r.name: r.doc_ids for r in lad.rungs if r.ladder != BENIGN and qid in set(r.qids)}
 
 
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _ranks(path: str, v: int, qid: str, text: str) -> whatif.WhatIf:
+    """``analysis.whatif.what_if`` for one (query, text), cached: the page redrawn for any other widget (or a second
+    visitor) re-uses it; only a new text re-ranks."""
+    query = data.queries(path, v).loc[qid]
+    gold = [int(d) for d in query["ref_ids"]]
+    negs = [int(d) for d in (query["hard_negative_ids"] if query["hard_negative_ids"] is not None else [])]
+    ws, _ = data.workspace(path)
+    return whatif.what_if(lambda spec: evaluate.prepared(ws, spec), text, gold, negs, pools(path, v, qid),
+                          whatif.specs_of(data.run_table(path, v)), data.query_results(path, v, qid))
+
+
 @st.fragment
 def box(path: str, v: int, qid: str, key: str) -> None:
     """Draw the box for bank query ``qid``; ``key`` keeps two pages' widgets apart."""
     query = data.queries(path, v).loc[qid]
-    gold = [int(d) for d in query["ref_ids"]]
-    negs = [int(d) for d in (query["hard_negative_ids"] if query["hard_negative_ids"] is not None else [])]
     st.caption("Rephrase the query and watch each gold and hard negative move, on every rung, for BM25 and every "
                "retriever whose vectors are cached. The edit is a what-if: the bank keeps its text.")
     text = st.text_input("Query text (edited)", value=str(query["text"]), key=f"whatif_{key}_{qid}", live=PAUSE)
@@ -49,8 +59,7 @@ def box(path: str, v: int, qid: str, key: str) -> None:
     ws, _ = data.workspace(path)
     t0 = time.perf_counter()
     with st.spinner("Loading each retriever's cached index once, then milliseconds per edit…"):
-        result = whatif.what_if(lambda spec: evaluate.prepared(ws, spec), text, gold, negs, rungs,
-                                whatif.specs_of(data.run_table(path, v)), data.query_results(path, v, qid))
+        result = _ranks(path, v, qid, text)
     shown = whatif.table(result)
     took = time.perf_counter() - t0
     same = text.strip() == str(query["text"]).strip()
