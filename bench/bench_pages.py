@@ -16,28 +16,13 @@ import os
 import platform
 import statistics
 import sys
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO)]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-
-def run_page(page: Path, params: dict) -> float:
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=900)
-    for k, v in params.items():
-        at.query_params[k] = v
-    if page.name != "1_Home.py":
-        at.switch_page(f"pages/{page.name}")
-    t0 = time.perf_counter()
-    at.run()
-    took = time.perf_counter() - t0
-    if at.exception:
-        raise RuntimeError(f"{page.name}: {at.exception[0].message}")
-    return took
+from bench_dashboard import run_page  # noqa: E402  (the same AppTest run: page file name, URL parameters)
 
 
 def clear_caches() -> None:
@@ -77,11 +62,11 @@ def main() -> None:
             if page.path.name == "3_Query_drilldown.py":
                 params.update(by="search", find=qid, q=qid)
             component_manager.BidiComponentManager.discover_and_register_components = scan
-            run_page(navigation.pages()[0].path, {"ws": str(folder)})  # the harness's first-run costs, not the page's
+            run_page(navigation.pages()[0].path.name, {"ws": str(folder)})  # the harness's first-run costs, not the page's
             component_manager.BidiComponentManager.discover_and_register_components = lambda self, *a, **k: None
             clear_caches()
-            cold = run_page(page.path, params)
-            warm = [run_page(page.path, params) for _ in range(args.repeat)]
+            cold = run_page(page.path.name, params)
+            warm = [run_page(page.path.name, params) for _ in range(args.repeat)]
             rows.append((page.title, cold, statistics.median(warm), max(warm)))
             print(f"{folder.name} {page.title}: cold {cold:.2f} s, warm {statistics.median(warm):.3f} s", flush=True)
         tables.append((folder.name, len(docs), int(docs["n_tokens"].sum()), n_runs, rows))
