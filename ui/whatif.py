@@ -56,14 +56,19 @@ def box(path: str, v: int, qid: str, key: str) -> None:
     if not text.strip():
         st.info("Type the query text to try.")
         return
+    if text.strip() == str(query["text"]).strip():
+        # nothing is prepared until the first edit: on a large bank BM25 indexes the bank (tens of seconds at 10M
+        # tokens, once per server), which must not delay every first opening of the page
+        st.caption("Edit the text above: the ranks under the edited text appear here, beside the stored ones "
+                   "(the first edit after a server start loads each retriever's index once).")
+        return
     ws, _ = data.workspace(path)
     t0 = time.perf_counter()
     with st.spinner("Loading each retriever's cached index once, then milliseconds per edit…"):
         result = _ranks(path, v, qid, text)
     shown = whatif.table(result)
     took = time.perf_counter() - t0
-    same = text.strip() == str(query["text"]).strip()
-    st.markdown(f"**Ranks {'for the bank text' if same else 'under the edited text'}** · "
+    st.markdown("**Ranks under the edited text** · "
                 f"{len(result.seconds)} retriever(s) · {took * 1000:.0f} ms")
     st.dataframe(shown, hide_index=True, width="stretch", key=f"whatif_table_{key}")
     st.caption(whatif.LEGEND)
@@ -72,7 +77,7 @@ def box(path: str, v: int, qid: str, key: str) -> None:
     saved = f"_whatif_saved_{key}_{qid}"
     if st.session_state.pop(saved, None):
         st.success("Saved as a note on this query (the bank keeps its text).")
-    if not same and st.button("Save the edited query as a note on this case", key=f"whatif_save_{key}_{qid}"):
+    if st.button("Save the edited query as a note on this case", key=f"whatif_save_{key}_{qid}"):
         current = data.case_note(path, v, qid, None, None) or {}
         body = "\n".join(p for p in (current.get("text") or "", NOTE_PREFIX + text.strip()) if p)
         tags = list(current.get("tags") or [])
