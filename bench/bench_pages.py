@@ -1,6 +1,6 @@
 """Every dashboard page, cold and warm, in one run (issue 24 §4): Streamlit's AppTest on a real workspace.
 
-    python3 bench/bench_pages.py WORKSPACE [WORKSPACE ...] [--repeat 3]
+    python3 bench/bench_pages.py WORKSPACE [WORKSPACE ...] [--repeat 3] [--pages 'Compare,Query drilldown']
 
 For each workspace and each page of the navigation (``ui.navigation.pages``, so a new page is measured without
 editing this file), opened with only the workspace in its URL (the drill-down also with one query open, so its
@@ -39,6 +39,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("workspaces", nargs="+")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--pages", default=None, help="comma-separated page titles (default: every page)")
     args = ap.parse_args()
     from streamlit.components.v2 import component_manager
 
@@ -58,6 +59,8 @@ def main() -> None:
         qid = bank.queries(ws)["qid"].iloc[0]
         rows = []
         for page in navigation.pages():
+            if args.pages and page.title not in args.pages.split(","):
+                continue
             params = {"ws": str(folder)}
             if page.path.name == "3_Query_drilldown.py":
                 params.update(by="search", find=qid, q=qid)
