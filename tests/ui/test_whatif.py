@@ -130,3 +130,22 @@ def test_compare_page_has_the_box(live_env):
     assert_clean(at)
     frames = [d.value for d in at.dataframe if "moved" in d.value.columns]
     assert len(frames) == 1 and np.asarray(frames[0]["moved"]).sum() > 0
+
+
+def test_one_embedding_per_model_and_text(live_ws, monkeypatch):
+    """A dense retriever and a fusion containing it embed the typed text once between them."""
+    from emb_s_core.retrievers import embedders
+
+    calls: list[list[str]] = []
+    encode = embedders.OnnxMiniLMEmbedder.encode
+    monkeypatch.setattr(embedders.OnnxMiniLMEmbedder, "encode",
+                        lambda self, texts: calls.append(list(texts)) or encode(self, texts))
+    ws = Workspace(live_ws)
+    q = _query(ws)
+    lad = ladder.load(ws)
+    pools = {r.name: r.doc_ids for r in lad.rungs if q["qid"] in set(r.qids)}
+    text = "a phrasing nobody typed before 8131"
+    out = whatif.what_if(lambda s: evaluate.prepared(ws, s), text, list(q["ref_ids"]), list(q["hard_negative_ids"]),
+                         pools, {"dense:minilm-l3": [], "hybrid:bm25+dense:minilm-l3": []}, runs.load_results(ws))
+    assert set(out.frame["retriever"]) == {"dense:minilm-l3", "hybrid:bm25+dense:minilm-l3"}
+    assert calls.count([text]) == 1
