@@ -7,7 +7,7 @@ import streamlit as st
 from emb_s_core import metrics
 from emb_s_core.analysis import drilldown
 from emb_s_core.schema import OK
-from ui import cases, data, state, widgets
+from ui import cases, data, state, widgets, whatif
 from ui.safe import html_fragment, md
 
 view = widgets.analysis_view("Query drill-down")
@@ -108,6 +108,9 @@ for column, ids, label in ((g_col, gold, "Gold"), (n_col, negs, "Hard negative")
                 if doc:
                     st.caption(f"source {md(doc['source'])} · domain {md(doc['domain'])}")
                     st.text(doc["text"])
+
+st.markdown("**What if the query read differently?** Edit it: the ranks below follow as you type")
+whatif.box(path, v, qid, "drill")
 
 res = data.query_results(path, v, qid)
 if res.empty:

@@ -11,7 +11,7 @@ from emb_s_core.analysis import drilldown, report, run_state
 from emb_s_core.errors import EmbSError
 from emb_s_core.analysis import cases as case_lists
 from emb_s_core.figures import compare, style
-from ui import cases, data, state, widgets
+from ui import cases, data, state, widgets, whatif
 from ui.safe import md
 
 view = widgets.analysis_view("Compare two runs")
@@ -110,3 +110,14 @@ with tab_live:
                     st.markdown(f"**{md(spec)}** · {ms:.0f} ms")
                     shown = drilldown.with_documents(ranked, meta)
                     st.dataframe(shown, hide_index=True, width="stretch")
+
+        st.divider()
+        st.markdown("**What if a bank query read differently?** Pick one, edit it, and see where its gold and hard "
+                    "negatives land on every rung, beside the stored ranks")
+        qs = data.queries(path, v)
+        qids = qs.index.tolist()
+        pick = st.selectbox("Bank query", qids, index=state.url_index("q", qids), key="whatif_pick",
+                            format_func=lambda q: f"{q} · {qs.loc[q, 'text'][:90]}")
+        if pick:
+            state.put(q=pick)
+            whatif.box(path, v, pick, "compare")

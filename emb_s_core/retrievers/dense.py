@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
@@ -251,6 +252,29 @@ def load_vectors(ws: Workspace, table: str, hashes: np.ndarray) -> tuple[np.ndar
     return vectors[order[rows]].astype(np.float32), owner
 
 
+_ONE_QUERY: dict[tuple[str, str], np.ndarray] = {}  # (embedder key, text) -> vector, the last few single questions
+_ONE_QUERY_KEEP = 16
+_ONE_QUERY_LOCK = threading.Lock()
+
+
+def encode_queries(embedder: Embedder, queries: list[str]) -> np.ndarray:
+    """``embedder.encode(queries)``; a single question is remembered (a few, per model key), so a live what-if that
+    asks a dense retriever and the fusions containing it embeds the typed text once per model, not once per
+    retriever. Batches (evaluation) are encoded as they come."""
+    key = getattr(embedder, "key", None)
+    if len(queries) != 1 or not key:
+        return embedder.encode(queries)
+    with _ONE_QUERY_LOCK:
+        hit = _ONE_QUERY.get((key, queries[0]))
+    if hit is None:
+        hit = embedder.encode(queries)
+        with _ONE_QUERY_LOCK:
+            if len(_ONE_QUERY) >= _ONE_QUERY_KEEP:
+                _ONE_QUERY.pop(next(iter(_ONE_QUERY)))
+            _ONE_QUERY[(key, queries[0])] = hit
+    return hit.copy()
+
+
 class Dense(Retriever):
     """Exact dense retrieval with an :class:`Embedder`; chunk size (tokens of the model's tokenizer) is identity.
 
@@ -332,13 +356,13 @@ class Dense(Retriever):
         return load_vectors(self._ws, self.table, self.hashes)[0]
 
     def score(self, queries: list[str]) -> np.ndarray:
-        return self.scorer.score_all(self.embedder.encode(list(queries)))
+        return self.scorer.score_all(encode_queries(self.embedder, list(queries)))
 
     def rank(self, queries: list[str], pools: Mapping[str, np.ndarray], k: int) -> dict[str, Ranking]:
         """Exact: each pass of the block scorer covers a sub-batch of queries; each rung's top-K per pass. With ANN:
         rungs of at most ``exact_below`` documents exactly, the others from one index search (:mod:`.ann`)."""
         pools = {name: np.asarray(ids, dtype=np.int64) for name, ids in pools.items()}
-        q = self.embedder.encode(list(queries))
+        q = encode_queries(self.embedder, list(queries))
         if self.ann is None:
             return _rank_exact(self.scorer, {n: self.positions(ids) for n, ids in pools.items()}, q, pools, k)
         return self._rank_ann(q, pools, k)

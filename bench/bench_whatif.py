@@ -1,0 +1,142 @@
+"""The what-if box (issue 24 §3): time from an edited query to the redrawn table, warm, on a real workspace.
+
+    python3 bench/bench_whatif.py WORKSPACE [--queries 20] [--specs bm25,dense:minilm-l3,...] [--apptest]
+
+For each of ``--queries`` seeded bank queries with a hard negative, three edits (a word dropped, a word added, the
+words reversed) are re-ranked by ``analysis.whatif.what_if`` with every live retriever (the workspace's retriever runs
+plus BM25, or ``--specs``) on all the query's rungs, then drawn into the page's table (``whatif.table``). Measured
+separately: embedding the edited text with each dense model (the floor: one ``encode`` call), the rest of the
+re-ranking, and the table. Preparing each retriever (first use in a process: BM25 indexes, vectors read) is reported
+apart: the dashboard pays it once per server. ``--apptest`` also times the drill-down page's rerun after a
+``set_value`` on the box in Streamlit's AppTest (the whole script; a browser reruns only the box's fragment).
+Prints Markdown for bench/RESULTS.md with the machine and load average.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO)]
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def edits(text: str) -> list[str]:
+    words = text.split()
+    return [" ".join(words[:-1]) or text, text + " exactly", " ".join(reversed(words))]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("workspace")
+    ap.add_argument("--queries", type=int, default=20)
+    ap.add_argument("--specs", default=None, help="comma-separated retriever specs (default: the workspace's)")
+    ap.add_argument("--apptest", action="store_true")
+    args = ap.parse_args()
+
+    import numpy as np
+
+    from emb_s_core import bank, evaluate, ladder, runs
+    from emb_s_core.analysis import whatif
+    from emb_s_core.errors import EmbSError
+    from emb_s_core.retrievers.base import EMBEDDINGS
+    from emb_s_core.store import Workspace
+
+    ws = Workspace(args.workspace)
+    load0 = os.getloadavg()[0]
+    lad = ladder.load(ws)
+    results = runs.load_results(ws)
+    specs = whatif.specs_of(runs.list_runs(ws))
+    if args.specs:
+        specs = {s: specs.get(s, []) for s in args.specs.split(",")}
+    qs = bank.queries(ws)
+    qs = qs[qs["hard_negative_ids"].map(lambda h: h is not None and len(h) > 0)]
+    kept = set().union(*(set(r.qids) for r in lad.rungs))
+    qs = qs[qs["qid"].isin(kept)].sample(min(args.queries, len(qs)), random_state=0)
+
+    prepare_s, live = {}, {}
+    for spec, run_names in specs.items():
+        t0 = time.perf_counter()
+        try:
+            evaluate.prepared(ws, spec)
+        except EmbSError as exc:  # reported, then left out as the page does
+            print(f"{spec}: left out ({exc})")
+            continue
+        prepare_s[spec] = time.perf_counter() - t0
+        live[spec] = run_names
+    dense = {s: evaluate.prepared(ws, s) for s in live if evaluate.prepared(ws, s).can(EMBEDDINGS)}
+
+    embed_ms, whatif_ms, table_ms, per_spec = [], [], [], {s: [] for s in live}
+    n_rungs = []
+    for q in qs.itertuples(index=False):
+        pools = {r.name: r.doc_ids for r in lad.rungs if q.qid in set(r.qids)}
+        n_rungs.append(len(pools))
+        mine = results[results["qid"] == q.qid]
+        for text in edits(q.text):
+            t0 = time.perf_counter()
+            for r in dense.values():
+                r.embedder.encode([text])
+            embed_ms.append((time.perf_counter() - t0) * 1000)
+            t0 = time.perf_counter()
+            out = whatif.what_if(lambda s: evaluate.prepared(ws, s), text, list(q.ref_ids),
+                                 list(q.hard_negative_ids), pools, live, mine)
+            t1 = time.perf_counter()
+            whatif.table(out)
+            t2 = time.perf_counter()
+            whatif_ms.append((t1 - t0) * 1000)
+            table_ms.append((t2 - t1) * 1000)
+            for s, sec in out.seconds.items():
+                per_spec[s].append(sec * 1000)
+
+    page_ms = _apptest(args.workspace, qs.iloc[0], edits(qs.iloc[0]["text"])) if args.apptest else []
+    load1 = os.getloadavg()[0]
+    docs = len(bank.documents(ws, ["doc_id"]))
+    tokens = int(bank.documents(ws, ["n_tokens"])["n_tokens"].sum())
+
+    def p(xs, q):
+        return float(np.percentile(xs, q)) if xs else float("nan")
+
+    print(f"\nMachine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; load "
+          f"average {load0:.1f} at start, {load1:.1f} at end. Workspace: {docs:,} documents, {tokens:,} tokens; "
+          f"{len(qs)} queries × 3 edits, {statistics.median(n_rungs):.0f} rungs per query (median); "
+          f"retrievers: {', '.join(live)}.\n")
+    print("| step | median ms | p90 ms | max ms |\n|---|---|---|---|")
+    rows = [("embed the edited text (every dense model; the floor)", embed_ms),
+            ("what_if: all retrievers × all rungs (embedding included)", whatif_ms),
+            ("table for the page", table_ms)]
+    rows += [(f"  of which {s}", v) for s, v in per_spec.items()]
+    if page_ms:
+        rows.append(("AppTest: drill-down page rerun after typing (whole script)", page_ms))
+    for name, xs in rows:
+        print(f"| {name} | {p(xs, 50):.1f} | {p(xs, 90):.1f} | {max(xs) if xs else float('nan'):.1f} |")
+    print("\nFirst use per process (not per keystroke): " + ", ".join(f"{s} {v:.1f} s" for s, v in prepare_s.items()))
+
+
+def _apptest(workspace: str, q, texts: list[str]) -> list[float]:
+    from streamlit.testing.v1 import AppTest
+
+    folder = Path(workspace).resolve()
+    os.environ["EMB_S_DATA"] = str(folder.parent)
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=600)
+    for k, v in {"ws": str(folder), "by": "search", "find": q["qid"], "q": q["qid"]}.items():
+        at.query_params[k] = v
+    at.switch_page("pages/3_Query_drilldown.py")
+    at.run()
+    out = []
+    for text in texts * 2:
+        box = at.text_input(key=f"whatif_drill_{q['qid']}")
+        t0 = time.perf_counter()
+        box.set_value(text).run()
+        out.append((time.perf_counter() - t0) * 1000)
+        if at.exception:
+            raise RuntimeError(at.exception[0].message)
+    return out
+
+
+if __name__ == "__main__":
+    main()
