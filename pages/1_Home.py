@@ -51,7 +51,8 @@ def demo_progress(version_seen: int | None, running_seen: bool) -> None:
 
 if first_start.is_fresh() and not state.get("ws"):
     st.info(f"No workspace under {md(data.data_dir())} yet: building the demo bank, its ladder and the offline "
-            "retrievers' runs in the background (bm25 in about a minute on two cores, the dense runs after).")
+            "retrievers' runs in the background (bm25 in about a minute on two cores, the dense runs of the static "
+            "model distilled from MiniLM-L6 shortly after).")
     start_demo()
     state.put(ws=str(DEMO))
 
