@@ -79,7 +79,7 @@ def print_progress(stage: str, fraction: float) -> None:
     if not sys.stderr.isatty():
         global _LOG_BARS
         if _LOG_BARS is None:
-            _LOG_BARS = ProgressBars(enabled=False)
+            _LOG_BARS = ProgressBars(enabled=False, keep_alive=False)  # never closed: no timer left behind
         _LOG_BARS(stage, fraction)
         return
     print(f"\r{stage}: {fraction:6.1%}", end="", file=sys.stderr, flush=True)
@@ -110,7 +110,7 @@ class ProgressBars:
     ``emb_s_core.progress.ProgressLines`` every ``LOG_INTERVAL`` seconds with units, rate and ETA, kept alive by a
     timer thread while a stage runs, so a log shows life even during a step that reports nothing for minutes."""
 
-    def __init__(self, enabled: bool | None = None, interval: float | None = None) -> None:
+    def __init__(self, enabled: bool | None = None, interval: float | None = None, keep_alive: bool = True) -> None:
         from emb_s_core.progress import ProgressLines
 
         self.bars: dict = {}
@@ -121,11 +121,12 @@ class ProgressBars:
             self.lines = ProgressLines(lambda line: print(line, file=sys.stderr, flush=True), every)
             self._stop = threading.Event()
             self._timer: threading.Thread | None = None
+            self._keep = keep_alive
 
     def __call__(self, stage: str, fraction: float) -> None:
         if self.lines is not None:
             self.lines(stage, fraction)
-            if self._timer is None:
+            if self._timer is None and self._keep:
                 self._timer = threading.Thread(target=self._keep_alive, name="emb-s progress lines", daemon=True)
                 self._timer.start()
             return
