@@ -53,6 +53,12 @@ def get(key: str) -> Job | None:
         return _JOBS.get(key)
 
 
+def running() -> list[Job]:
+    """The jobs still running (the server stops them at exit: see ui.serve)."""
+    with _LOCK:
+        return [job for job in _JOBS.values() if job.running]
+
+
 def start(key: str, work: Work) -> Job:
     """Run ``work(progress)`` in a daemon thread, once per ``key`` at a time: while a job with this key runs, that
     job is returned and nothing new starts. A user-caused failure (EmbSError) is kept as the job's error text; any
