@@ -66,3 +66,38 @@ def test_the_server_leaves_an_existing_workspace_alone(monkeypatch, tmp_path):
     monkeypatch.setenv("EMB_S_DATA", str(tmp_path))
     assert not first_start.is_fresh() and first_start.start_if_fresh() is None
     assert jobs.get(str(first_start.demo_dir())) is None and not first_start.demo_dir().exists()
+
+
+def test_home_shows_the_current_steps_units_rate_eta_and_elapsed(monkeypatch, tmp_path):
+    """While the demo builds, Home's status line carries the step's own done/total, rate, ETA and elapsed time
+    (ui.jobs' meter), not the whole build's seconds."""
+    import threading
+
+    from streamlit.testing.v1 import AppTest
+
+    from ui import first_start, jobs
+
+    monkeypatch.setenv("EMB_S_DATA", str(tmp_path / "data"))
+    gate, moved = threading.Event(), threading.Event()
+
+    def work(progress):
+        stage = "evaluating dense:minilm-static: embedding 400 documents (m)"
+        progress("building the ladder", 1.0)
+        for fraction in (0.0, 0.1, 0.2, 0.25):
+            progress(stage, fraction)
+            time.sleep(0.3)
+        moved.set()
+        gate.wait(60)
+
+    job = jobs.start(str(first_start.demo_dir()), work)
+    try:
+        assert moved.wait(30)
+        at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60).run()
+        assert not at.exception, [e.message for e in at.exception]
+        text = " ".join(p.proto.text for p in at.get("progress")).replace("\\", "")
+        assert "step 4 of 9" in text and "embedding 400 documents" in text, text  # bank, ladder, bm25, dense
+        assert "100 of 400 documents" in text and "documents/s" in text and "left" in text, text
+        assert "in this step" in text and "so far" not in text, text
+    finally:
+        gate.set()
+        jobs.wait(job.key, 10)
