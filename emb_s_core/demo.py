@@ -16,10 +16,12 @@ from emb_s_core.store import Workspace
 
 Progress = Callable[[str, float], None]
 
-#: the offline retrievers a demo workspace is evaluated with by default: sparse, dense and their fusion. Embedding
-#: is the whole cost on a 2-core CPU (about 3-6 minutes per MiniLM model for the default bank, bench/RESULTS.md), so
-#: the second embedder (dense:minilm-l3) is opt-in: `emb-s demo --retrievers ...` or `emb-s eval`.
-DEMO_RETRIEVERS = ("bm25", "dense:minilm-l6", "hybrid:bm25+dense:minilm-l6")
+#: the offline retrievers a demo workspace is evaluated with by default: sparse, dense and their fusion. The dense
+#: one is the static model distilled from MiniLM-L6 (dense:minilm-static): MiniLM-L6 itself takes about 4 minutes
+#: quiet (and 20+ under load) to embed the default bank on a 2-core CPU, the static model a few seconds after a
+#: one-time distillation (24 s quiet, install.sh does it), at a cost in quality: SR@10 0.02-0.10 below MiniLM-L6 on
+#: the shared datasets and 0.18 below on the demo bank (bench/RESULTS.md, "A fast embedder for the demo"). MiniLM-L6 and L3 are opt-in: `emb-s demo --retrievers ...`.
+DEMO_RETRIEVERS = ("bm25", "dense:minilm-static", "hybrid:bm25+dense:minilm-static")
 
 
 def build(workspace_dir: str | Path, tokens: int | None = None, seed: int = 0, progress: Progress | None = None,

@@ -5,7 +5,6 @@ its true stage and fraction, and the results that exist are shown as soon as the
 first, the dense runs joining as they finish)."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import streamlit as st
@@ -14,7 +13,7 @@ from emb_s_core import demo
 from emb_s_core import ladder as ladder_mod
 from emb_s_core.analysis import bank_summary, kept, run_state
 from emb_s_core.tokens import format_short
-from ui import data, jobs, navigation, state, widgets
+from ui import data, first_start, jobs, navigation, state, widgets
 from ui.safe import md
 
 st.title("EMB-S Diagnostics")
@@ -22,20 +21,9 @@ st.caption("Evidence access under semantic interference — after EverMemBench-S
            "retriever still find the gold evidence as the searchable pool grows and fills with near-misses?")
 
 
-DEMO = data.data_dir() / "demo"
-DEMO_RETRIEVERS = tuple(s for s in os.environ.get("EMB_S_DEMO_RETRIEVERS", "").split(",") if s.strip()) \
-    or demo.DEMO_RETRIEVERS
-
-
-def start_demo() -> jobs.Job:
-    """Start (or find) the background build of the demo workspace (``emb_s_core.demo``; resumable).
-
-    ``EMB_S_DEMO_TOKENS`` sets a smaller bank and ``EMB_S_DEMO_RETRIEVERS`` (comma-separated specs) fewer retrievers,
-    for tests and quick looks; the defaults are the demo's own.
-    """
-    tokens = int(os.environ["EMB_S_DEMO_TOKENS"]) if os.environ.get("EMB_S_DEMO_TOKENS") else None
-    return jobs.start(str(DEMO), lambda progress: demo.build(DEMO, tokens=tokens, progress=progress,
-                                                              retrievers=DEMO_RETRIEVERS))
+DEMO = first_start.demo_dir()
+DEMO_RETRIEVERS = first_start.demo_retrievers()
+start_demo = first_start.start_demo  # the server starts it at start-up (ui.serve); here when it did not
 
 
 def demo_version() -> int | None:
@@ -44,8 +32,9 @@ def demo_version() -> int | None:
 
 @st.fragment(run_every=1.0)
 def demo_progress(version_seen: int | None, running_seen: bool) -> None:
-    """The running build's step, stage and fraction, refreshed every second; the whole page reruns when the build
-    commits something new (a finished batch or run shows up at once) or ends."""
+    """The running build's step and stage, with the step's own done/total, rate, ETA and elapsed time (ui.jobs'
+    meter), refreshed every second; the whole page reruns when the build commits something new (a finished batch or
+    run shows up at once) or ends."""
     job = jobs.get(str(DEMO))
     if job is None:
         return
@@ -53,17 +42,18 @@ def demo_progress(version_seen: int | None, running_seen: bool) -> None:
         n = len(demo.steps(DEMO_RETRIEVERS))
         step = demo.step_of(job.stage, DEMO_RETRIEVERS)
         st.progress(job.fraction, text=f"Building the demo workspace in the background, step {step or 1} of {n}: "
-                                       f"{job.stage} ({job.fraction:.0%}, {job.elapsed:.0f} s so far). Closing this "
-                                       "tab does not stop it.")
+                                       f"{md(job.stage)} — {md(job.meter.describe())}. Closing this tab does not "
+                                       "stop it.")
     elif job.error:
         st.error(f"The demo build stopped: {md(job.error)}")
     if demo_version() != version_seen or job.running != running_seen:
         st.rerun()
 
 
-if not data.list_workspaces() and not state.get("ws"):
+if first_start.is_fresh() and not state.get("ws"):
     st.info(f"No workspace under {md(data.data_dir())} yet: building the demo bank, its ladder and the offline "
-            "retrievers' runs in the background (bm25 in about a minute on two cores, the dense runs after).")
+            "retrievers' runs in the background (bm25 in about a minute on two cores, the dense runs of the static "
+            "model distilled from MiniLM-L6 shortly after).")
     start_demo()
     state.put(ws=data.link_name(str(DEMO)))
 

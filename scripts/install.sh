@@ -19,6 +19,11 @@ VPY=.venv/bin/python
 "$VPY" -c "from emb_s_core.retrievers import bm25_kernel; bm25_kernel.warm()" \
   || echo "install.sh: could not pre-compile the BM25 kernel; the first BM25 query will compile it (~10 s)" >&2
 
+# the demo's dense model (dense:minilm-static) is distilled from the installed MiniLM-L6 once per machine (under a
+# minute on 2 quiet cores; cached under ~/.cache/emb-s or $EMB_S_MODEL_CACHE), so the first start does not pay it
+HF_HUB_OFFLINE=1 "$VPY" -c "from emb_s_core.retrievers import static; static.load_table()" \
+  || echo "install.sh: could not distill the static embedder now; the demo will distill it on first use" >&2
+
 if ! command -v chromium >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \

@@ -3,7 +3,8 @@ and reruns, and report their stage and fraction to whoever looks.
 
 Why: a build that runs in a page's script thread stops when the tab closes and freezes the page meanwhile. A job
 here is a daemon thread of the Streamlit server process with a small shared record; pages only start jobs and read
-the record (``stage``, ``fraction``, ``error``), and the work itself stays resumable in emb_s_core.
+the record (``stage``, ``fraction``, ``error``, and ``meter``: the current step's done/total, rate, ETA and elapsed
+time, ``emb_s_core.progress.Meter``), and the work itself stays resumable in emb_s_core.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from emb_s_core.errors import EmbSError
+from emb_s_core.progress import Meter
 
 Work = Callable[[Callable[[str, float], None]], object]
 
@@ -25,6 +27,7 @@ class Job:
     started: float = field(default_factory=time.time)
     finished: float | None = None
     error: str | None = None
+    meter: Meter = field(default_factory=Meter)
     _thread: threading.Thread | None = None
 
     @property
@@ -37,7 +40,8 @@ class Job:
 
     def report(self, stage: str, fraction: float) -> None:
         """The progress callback handed to the work (called from the job's thread)."""
-        self.stage, self.fraction = stage, min(max(float(fraction), 0.0), 1.0)
+        self.meter.update(stage, fraction)
+        self.stage, self.fraction = stage, self.meter.fraction
 
 
 _JOBS: dict[str, Job] = {}
@@ -47,6 +51,12 @@ _LOCK = threading.Lock()
 def get(key: str) -> Job | None:
     with _LOCK:
         return _JOBS.get(key)
+
+
+def running() -> list[Job]:
+    """The jobs still running (the server stops them at exit: see ui.serve)."""
+    with _LOCK:
+        return [job for job in _JOBS.values() if job.running]
 
 
 def start(key: str, work: Work) -> Job:

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import threading
 from typing import Any
 
 DEFAULT_MODEL = "local/smollm2-135m"
@@ -97,9 +99,21 @@ def gateway_from_args(args: argparse.Namespace, ws, model: str):
         gw.check_credentials()  # a missing key fails before any counting or writing
     return gw
 def print_progress(stage: str, fraction: float) -> None:
+    """One overwritten line per stage on a terminal; elsewhere the steady log lines of :class:`ProgressBars`."""
+    if not sys.stderr.isatty():
+        global _LOG_BARS
+        if _LOG_BARS is None:
+            _LOG_BARS = ProgressBars(enabled=False, keep_alive=False)  # never closed: no timer left behind
+        _LOG_BARS(stage, fraction)
+        return
     print(f"\r{stage}: {fraction:6.1%}", end="", file=sys.stderr, flush=True)
     if fraction >= 1.0:
         print(file=sys.stderr)
+
+
+_LOG_BARS: ProgressBars | None = None
+#: seconds between two progress lines when stderr is not a terminal (``EMB_S_PROGRESS_INTERVAL`` overrides)
+LOG_INTERVAL = 10.0
 
 
 def print_estimate(est: dict) -> None:
@@ -115,15 +129,30 @@ def print_estimate(est: dict) -> None:
 class ProgressBars:
     """``progress(stage, fraction)`` as one tqdm bar per stage on stderr, in the stage's own units when it has them
     ("embedding 4,858 documents": done/total documents, documents/s, ETA), else in percent. A bar appears when its
-    stage first reports (the engine reports 0.0 before every long step), so nothing is silent. Drawn on a terminal
-    only (``enabled=None``): piped output and an error stay one clean line."""
+    stage first reports (the engine reports 0.0 before every long step), so nothing is silent. On a terminal only
+    (``enabled=None``); when stderr is not one (a log, CI, ``nohup``), plain lines instead (``enabled=False``):
+    ``emb_s_core.progress.ProgressLines`` every ``LOG_INTERVAL`` seconds with units, rate and ETA, kept alive by a
+    timer thread while a stage runs, so a log shows life even during a step that reports nothing for minutes."""
 
-    def __init__(self, enabled: bool | None = None) -> None:
+    def __init__(self, enabled: bool | None = None, interval: float | None = None, keep_alive: bool = True) -> None:
+        from emb_s_core.progress import ProgressLines
+
         self.bars: dict = {}
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.lines = None
+        if not self.enabled:
+            every = interval if interval is not None else float(os.environ.get("EMB_S_PROGRESS_INTERVAL") or LOG_INTERVAL)
+            self.lines = ProgressLines(lambda line: print(line, file=sys.stderr, flush=True), every)
+            self._stop = threading.Event()
+            self._timer: threading.Thread | None = None
+            self._keep = keep_alive
 
     def __call__(self, stage: str, fraction: float) -> None:
-        if not self.enabled:
+        if self.lines is not None:
+            self.lines(stage, fraction)
+            if self._timer is None and self._keep:
+                self._timer = threading.Thread(target=self._keep_alive, name="emb-s progress lines", daemon=True)
+                self._timer.start()
             return
         from tqdm import tqdm
 
@@ -139,6 +168,13 @@ class ProgressBars:
                                           file=sys.stderr, dynamic_ncols=True)
         bar.update(max(0, int(round(min(max(fraction, 0.0), 1.0) * bar.total)) - bar.n))
 
+    def _keep_alive(self) -> None:
+        assert self.lines is not None
+        while not self._stop.wait(min(1.0, self.lines.interval)):
+            self.lines.tick()
+
     def close(self) -> None:
         for bar in self.bars.values():
             bar.close()
+        if self.lines is not None:
+            self._stop.set()

@@ -12,7 +12,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tokens", default=None, help="bank size in tokens, e.g. 1M or 10M (default: about 1.25M)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--retrievers", default=None,
-                   help="comma-separated retriever specs (default: bm25, dense:minilm-l6 and their hybrid)")
+                   help="comma-separated retriever specs (default: bm25, dense:minilm-static and their hybrid)")
     p.add_argument("--k", type=int, default=100, help="ranking depth stored per (rung, query)")
     p.set_defaults(func=cmd_demo)
 

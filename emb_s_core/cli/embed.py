@@ -10,7 +10,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("embed", help="embed the bank for a dense retriever (local, or on a Ray cluster); resumable")
     add_workspace(p, writes=True)
     p.add_argument("--retriever", "-r", required=True, metavar="SPEC",
-                   help="dense:minilm-l6, dense:minilm-l3, dense:<folder> or dense:litellm/<model>")
+                   help="dense:minilm-l6, dense:minilm-l3, dense:minilm-static, dense:<folder> or dense:litellm/<model>")
     p.add_argument("--engine", choices=["local", "ray"], default="local",
                    help="local (default): this process; ray: Ray Data actors (pip install -e '.[distributed]')")
     p.add_argument("--address", default=None,

@@ -10,7 +10,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("eval", help="evaluate a retriever on the ladder's rungs (resumes an interrupted run)")
     add_workspace(p, writes=True)
     p.add_argument("--retriever", "-r", required=True, metavar="SPEC",
-                   help="bm25, bm25-reference, dense:minilm-l6, dense:minilm-l3, dense:<folder>, "
+                   help="bm25, bm25-reference, dense:minilm-l6, dense:minilm-l3, dense:minilm-static, dense:<folder>, "
                         "dense:litellm/<model>, hybrid:<a>+<b>, rerank:<model>:<base>, rerank:litellm/<model>:<base>")
     p.add_argument("--name", help="run name (default: the spec, plus @chunkN / @kN when not default)")
     p.add_argument("--k", type=int, default=100, help="documents kept per query and rung (default 100)")

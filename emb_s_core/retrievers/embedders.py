@@ -66,6 +66,10 @@ class Embedder:
     def encode(self, texts: list[str]) -> np.ndarray:
         raise NotImplementedError
 
+    def warm(self, progress=None) -> None:
+        """Load what the first batch needs, reporting ``progress(stage, fraction)`` when that takes long (a static
+        model distilled on first use); most embedders load in their constructor and do nothing here."""
+
     def use_device(self, device: str) -> None:
         """Run on ``device`` ("cpu", "cuda"); embedders that cannot (ONNX on CPU, remote endpoints) stay put."""
 

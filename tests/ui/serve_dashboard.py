@@ -1,5 +1,5 @@
-"""``python tests/ui/serve_dashboard.py [streamlit run options]``: ``streamlit run app.py`` from any working folder
-(the browser test starts it with its own data folder)."""
+"""``python tests/ui/serve_dashboard.py [streamlit run options]``: the dashboard's server (``ui.serve``, what
+``scripts/run.sh`` runs) from any working folder (the browser tests start it with their own data folder)."""
 from __future__ import annotations
 
 import sys
@@ -9,7 +9,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
 if __name__ == "__main__":
-    from streamlit.web import cli as stcli
+    from ui import serve
 
-    sys.argv = ["streamlit", "run", str(HERE.parents[1] / "app.py"), *sys.argv[1:]]
-    sys.exit(stcli.main())
+    sys.exit(serve.main(sys.argv[1:]))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from emb_s_core import evaluate, ladder
 from emb_s_core.cli.common import ProgressBars
 from emb_s_core.progress import counted, units
@@ -45,3 +47,87 @@ def test_cli_bars_use_the_stage_units(monkeypatch):
     bars.close()
     text = err.getvalue()
     assert "100/200" in text and "documents" in text and "loading x" in text and "100/100" in text
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_meter_measures_the_current_step_only():
+    from emb_s_core.progress import Meter
+
+    clock = FakeClock()
+    meter = Meter(clock)
+    clock.now += 500  # an earlier step's time is not this step's
+    stage = counted("embedding", 1000, "documents", "minilm")
+    assert meter.update(stage, 0.0)
+    clock.now += 20  # loading the model: no work done yet, no rate yet
+    assert "rate not measured yet" in meter.describe() and "20 s in this step" in meter.describe()
+    meter.update(stage, 0.1)
+    clock.now += 10
+    assert not meter.update(stage, 0.3)  # 200 documents in 10 s
+    assert meter.rate() == pytest.approx(0.02) and meter.eta() == pytest.approx(35.0)
+    text = meter.describe()
+    assert text == "300 of 1,000 documents, 20.0 documents/s, about 35 s left, 30 s in this step", text
+    clock.now += 5  # between reports the ETA counts down
+    assert meter.eta() == pytest.approx(30.0)
+    assert meter.update("ranking 10 (rung, query) pairs", 0.0) and meter.elapsed == 0.0
+
+
+def test_progress_lines_at_a_steady_interval_with_units_rate_and_eta():
+    from emb_s_core.progress import ProgressLines
+
+    clock, lines = FakeClock(), []
+    log = ProgressLines(lines.append, interval=10.0, clock=clock)
+    stage = counted("embedding", 600, "documents", "minilm")
+    log(stage, 0.0)
+    clock.now += 3
+    log(stage, 0.05)
+    assert lines == []  # within the first interval: nothing (an early error stays one line)
+    for _ in range(6):  # a silent step: the timer's ticks keep the log alive, one line per interval
+        clock.now += 5
+        log.tick()
+    assert len(lines) == 3 and all(line.startswith("embedding 600 documents (minilm): 30 of 600 documents")
+                                   for line in lines)
+    log(stage, 0.5)  # 270 more documents: 300 in the 40 s since the first work done
+    clock.now += 10
+    log(stage, 0.55)
+    assert lines[-1] == ("embedding 600 documents (minilm): 330 of 600 documents, 7.5 documents/s, "
+                         "about 36 s left, 43 s in this step"), lines[-1]
+    n = len(lines)
+    log(stage, 1.0)  # a stage that was shown gets its closing line, once
+    log.tick()
+    clock.now += 60
+    log.tick()
+    assert len(lines) == n + 1 and "600 of 600 documents" in lines[-1] and "done" in lines[-1]
+    log("next step", 0.0)  # the last line is a minute old: the next stage is shown at once, and its end
+    log("next step", 0.5)
+    log("next step", 1.0)
+    assert lines[n + 1:] == ["next step: 0%, rate not measured yet, 0 s in this step", "next step: 100%, done, 0 s in this step"]
+
+
+def test_cli_prints_progress_lines_when_stderr_is_a_file(tmp_path):
+    """A real process whose stderr is a file (``> log 2>&1``, nohup, CI) shows life at a steady interval."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    code = ("import time\nfrom emb_s_core.cli.common import ProgressBars\nbars = ProgressBars()\n"
+            "bars('embedding 40 documents (m)', 0.0)\nfor i in range(1, 9):\n    time.sleep(0.3)\n"
+            "    bars('embedding 40 documents (m)', i / 10)\ntime.sleep(1.0)\n"  # a silent second: the timer ticks
+            "bars('embedding 40 documents (m)', 1.0)\nbars.close()\n")
+    log = tmp_path / "log"
+    with open(log, "w") as f:
+        subprocess.run([sys.executable, "-c", code], cwd=repo, stderr=f, timeout=60, check=True,
+                       env=dict(os.environ, PYTHONPATH=str(repo), EMB_S_PROGRESS_INTERVAL="0.5"))
+    lines = log.read_text().splitlines()
+    assert len(lines) >= 4 and "\r" not in log.read_text(), lines
+    assert all(line.startswith("embedding 40 documents (m): ") for line in lines)
+    assert "documents/s" in lines[-2] and "left" in lines[-2] and "in this step" in lines[-2]
+    assert lines[-1].startswith("embedding 40 documents (m): 40 of 40 documents") and "done" in lines[-1]
