@@ -167,8 +167,8 @@ def test_a_full_llm_cache_outside_a_transaction_is_one_line_too(tmp_path, capsys
 
 def _parser_with(build, func):
     """The CLI's parser with the eval command's handler replaced by ``func``."""
-    def patched():
-        parser = build()
+    def patched(argv=None):
+        parser = build(argv)
         parser._subparsers._group_actions[0].choices["eval"].set_defaults(func=func)
         return parser
     return patched

@@ -15,7 +15,9 @@ def test_demo_hard_negatives_are_synthetic_and_dataset_ones_are_dataset(tmp_path
     hn = bank.hard_negatives(ws)
     assert len(hn) == sum(len(q.hard_negative_ids) for q in generated.queries) > 0
     assert set(hn["provenance"]) == {"synthetic"}
-    docs = [{"doc_id": 90_001, "text": "Tides follow the moon."}, {"doc_id": 90_002, "text": "Tides follow winds."}]
+    # in one of the demo's 8 domains: a ninth ('general', the default) is refused
+    docs = [{"doc_id": 90_001, "text": "Tides follow the moon.", "domain": "history"},
+            {"doc_id": 90_002, "text": "Tides follow winds.", "domain": "history"}]
     qs = [{"qid": "t1", "text": "What do tides follow?", "answer": "the moon", "ref_ids": [90_001],
            "hard_negative_ids": [90_002]}]
     bank.import_path(ws, "native", native_bank(tmp_path / "native", docs, qs), source="native")
