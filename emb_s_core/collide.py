@@ -404,7 +404,7 @@ def after_edit(ws: Workspace, before: int) -> list[str]:
 
     messages = [f"the previous bank stays readable as version {before} (Workspace(path, version={before}))"]
     if ladder.exists(ws):
-        messages.append("the ladder is now stale: rebuild it with `emb-s ladder build --workspace DIR`, "
+        messages.append(f"the ladder is now stale: rebuild it with `emb-s ladder build --workspace {ws.cli}`, "
                         "then rerun the evaluations")
     return messages
 

@@ -246,7 +246,7 @@ def prepared(ws: Workspace, spec: str, **options: Any) -> retrievers.Retriever:
                 total = len(bank.documents(ws, ["doc_id"]))
                 raise EmbSError(f"{spec} has not been evaluated on this workspace yet: {missing:,} of {total:,} "
                                 "documents have no cached vectors",
-                                fix=f"run `emb-s eval --workspace DIR --retriever {spec}` once (it embeds the bank "
+                                fix=f"run `emb-s eval --workspace {ws.cli} --retriever {spec}` once (it embeds the bank "
                                     "and caches the vectors); live queries then take milliseconds.")
             r.prepare(ws, None)
             _LIVE[key] = r

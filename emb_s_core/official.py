@@ -39,7 +39,7 @@ def _source(ws: Workspace, source: str | None) -> str:
         return source
     if not found:
         raise EmbSError(f"the workspace {ws.path} holds no EMB-S release with published scales",
-                        fix="import one first: `emb-s import --format emb-s-release ROOT --workspace DIR`.")
+                        fix=f"import one first: `emb-s import --format emb-s-release ROOT --workspace {ws.cli}`.")
     if len(found) > 1:
         raise EmbSError(f"the workspace holds {len(found)} releases ({', '.join(found)})",
                         fix="choose one with --source NAME.")

@@ -26,6 +26,7 @@ import errno
 import fcntl
 import json
 import os
+import shlex
 import shutil
 import sys
 import threading
@@ -211,6 +212,11 @@ class Workspace:
     Tables are read at their committed version; write only inside ``with ws.transaction():``.
     """
 
+    @property
+    def cli(self) -> str:
+        """The folder as a shell argument, for the commands hints name (never a placeholder)."""
+        return shlex.quote(str(self.path))
+
     def __init__(self, path: str | os.PathLike[str], *, create: bool = False, version: int | None = None) -> None:
         self.path = Path(path).expanduser().resolve()
         self.read_only = version is not None
@@ -224,7 +230,8 @@ class Workspace:
                 hint = "it is empty" if self.path.is_dir() else "it does not exist"
                 raise EmbSError(
                     f"no EMB-S workspace at {self.path} ({hint})",
-                    fix="run `emb-s import ... --workspace DIR` or `emb-s demo --workspace DIR` to create one.",
+                    fix=f"run `emb-s import ... --workspace {self.cli}` or `emb-s demo --workspace {self.cli}` to "
+                        "create one.",
                 )
             self._create()
         self._manifest = self._read_manifest()
@@ -366,7 +373,7 @@ class Workspace:
     def table(self, name: str):
         """The LanceDB table ``name`` checked out at its committed version (read-only view)."""
         if not self.has_table(name):
-            raise EmbSError(f"the workspace {self.path} has no table {name!r}", fix=_fix_for(name))
+            raise EmbSError(f"the workspace {self.path} has no table {name!r}", fix=_fix_for(name, self.cli))
         tbl = self.db.open_table(name)
         version = self._manifest["tables"][name]
         if tbl.version != version:
@@ -377,7 +384,7 @@ class Workspace:
         """The Lance dataset of table ``name`` at its committed version (read directly, without lancedb): for
         streaming reads in batches or row ranges."""
         if not self.has_table(name):
-            raise EmbSError(f"the workspace {self.path} has no table {name!r}", fix=_fix_for(name))
+            raise EmbSError(f"the workspace {self.path} has no table {name!r}", fix=_fix_for(name, self.cli))
         import lance
 
         return lance.dataset(str(self.path / "lance" / f"{name}.lance"), version=self._manifest["tables"][name])
@@ -535,11 +542,11 @@ class Workspace:
             self._write_manifest(self._manifest)
 
 
-def _fix_for(table: str) -> str:
+def _fix_for(table: str, workspace: str) -> str:
     return {
-        "documents": "import a bank first: `emb-s import --format ... PATH --workspace DIR`.",
-        "queries": "import a bank first: `emb-s import --format ... PATH --workspace DIR`.",
-        "rungs": "build the ladder first: `emb-s ladder build --workspace DIR`.",
+        "documents": f"import a bank first: `emb-s import --format ... PATH --workspace {workspace}`.",
+        "queries": f"import a bank first: `emb-s import --format ... PATH --workspace {workspace}`.",
+        "rungs": f"build the ladder first: `emb-s ladder build --workspace {workspace}`.",
     }.get(table, "run the step that creates it first.")
 
 

@@ -77,7 +77,7 @@ def compare(ws: Workspace, run_a: str, run_b: str, metric: str = "SR@10", rungs:
     for run in (run_a, run_b):
         if not (pq["run"] == run).any():
             raise EmbSError(f"no results for run {run!r}", where=str(ws.path),
-                            fix="see `emb-s report --workspace DIR` for the runs with results.")
+                            fix=f"see `emb-s report --workspace {ws.cli}` for the runs with results.")
     shared = set(pq.loc[pq["run"] == run_a, "rung"]) & set(pq.loc[pq["run"] == run_b, "rung"])
     if rungs is not None:
         unknown = [r for r in rungs if r not in shared]
@@ -149,8 +149,8 @@ def _per_query(ws: Workspace, runs: Sequence[str] | None, hn_provenance: Sequenc
     if pq.empty:
         what = "no results" if runs is None else f"no results for run(s) {', '.join(runs)}"
         raise EmbSError(f"{what} in the workspace", where=str(ws.path),
-                        fix="evaluate a retriever first (`emb-s eval --workspace DIR --retriever bm25`) or import a run "
-                            "file (`emb-s runs import --workspace DIR --name NAME FILE`).")
+                        fix=f"evaluate a retriever first (`emb-s eval --workspace {ws.cli} --retriever bm25`) or import a "
+                            f"run file (`emb-s runs import --workspace {ws.cli} --name NAME FILE`).")
     return pq
 
 

@@ -123,10 +123,11 @@ def figure(ws: Workspace, kind: str, metric: str = "SR@10", *, run_names: list[s
 
     lad = ladder.load_all(ws)
     if lad is None:
-        raise EmbSError(f"the workspace {ws.path} has no ladder", fix="build it first: `emb-s ladder build`.")
+        raise EmbSError(f"the workspace {ws.path} has no ladder", fix=f"build it first: `emb-s ladder build --workspace {ws.cli}`.")
     all_runs = runs.list_runs(ws)["run"].tolist()
     if not all_runs:
-        raise EmbSError(f"the workspace {ws.path} has no runs", fix="evaluate a retriever first (`emb-s eval --workspace DIR --retriever bm25`).")
+        raise EmbSError(f"the workspace {ws.path} has no runs",
+                        fix=f"evaluate a retriever first (`emb-s eval --workspace {ws.cli} --retriever bm25`).")
     chosen = run_names or all_runs
     unknown = [r for r in chosen if r not in all_runs]
     if unknown:

@@ -143,7 +143,7 @@ def test_live_dense_query_uses_cached_vectors_only(tmp_path_factory, tmp_path):
     with pytest.raises(EmbSError, match=r"dense:minilm-l3 has not been evaluated on this workspace yet: [\d,]+ of") \
             as exc:
         evaluate.live_query(fresh, "dense:minilm-l3", text, "full")
-    assert "emb-s eval --workspace DIR --retriever dense:minilm-l3" in str(exc.value)
+    assert f"emb-s eval --workspace {fresh.path} --retriever dense:minilm-l3" in str(exc.value)  # the real path
     assert Workspace(fresh.path).version == version  # nothing was embedded or written
     with pytest.raises(EmbSError, match="has not been evaluated"):  # a hybrid with a dense part: the same
         evaluate.live_query(fresh, "hybrid:bm25+dense:minilm-l3", text, "full")

@@ -138,7 +138,7 @@ def test_figure_needs_runs(tmp_path):
     ladder.build(empty, ladder.LadderOptions(base="8K", domain_sizes=("8K",), shared_size="16K"))
     with pytest.raises(EmbSError, match="has no runs") as exc:
         views.figure(empty, "heatmap")
-    assert "emb-s eval --workspace DIR --retriever bm25" in str(exc.value)
+    assert f"emb-s eval --workspace {empty.path} --retriever bm25" in str(exc.value)  # the real path
 
 
 # ------------------------------------------------------------------------------------------- report
