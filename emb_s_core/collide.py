@@ -297,7 +297,8 @@ def counts(df: pd.DataFrame) -> dict[str, int]:
     return out
 
 
-def _choose(df: pd.DataFrame, model: str | None, prompt_version: str | None) -> pd.DataFrame:
+def _choose(df: pd.DataFrame, model: str | None, prompt_version: str | None, workspace: str
+            ) -> pd.DataFrame:
     if model is not None:
         df = df[df["model"] == model]
     if prompt_version is not None:
@@ -305,7 +306,7 @@ def _choose(df: pd.DataFrame, model: str | None, prompt_version: str | None) -> 
     combos = sorted(set(zip(df["model"], df["prompt_version"])))
     if not combos:
         raise EmbSError("no collision verdicts to apply" + (f" for model {model!r}" if model else ""),
-                        fix="run `emb-s collide --workspace DIR --model MODEL` first.")
+                        fix=f"run `emb-s collide --workspace {workspace} --model MODEL` first.")
     if len(combos) > 1:
         raise EmbSError(f"verdicts from several labelers: {', '.join(f'{m} ({p})' for m, p in combos)}",
                         fix="say which with --model MODEL (and --prompt-version N).")
@@ -371,7 +372,7 @@ def apply(ws: Workspace, model: str | None = None, prompt_version: str | None = 
     if ws.read_only:
         raise EmbSError(f"the workspace is open read-only at version {ws.version}",
                         fix="apply verdicts to the current workspace (open it without a version).")
-    chosen = _choose(verdicts(ws), model, prompt_version)
+    chosen = _choose(verdicts(ws), model, prompt_version, ws.cli)
     model_name, prompt_name = chosen["model"].iloc[0], chosen["prompt_version"].iloc[0]
     before = ws.version
     queries = ws.read_pandas("queries")

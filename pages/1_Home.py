@@ -104,8 +104,8 @@ with right:
 
 st.markdown("**Runs**")
 if runs.empty:
-    st.info("This workspace has no runs yet: evaluate a retriever with "
-            "`emb-s eval --workspace DIR --retriever bm25`, then reload.")
+    st.info("This workspace has no runs yet: evaluate a retriever with the command below, then reload.")
+    widgets.command("emb-s eval --workspace", path, "--retriever bm25")
 else:
     states = data.run_states(path, v)
     st.dataframe(run_state.annotate(runs, states), hide_index=True, width="stretch")
@@ -114,7 +114,8 @@ else:
         st.caption("Not complete: " + "; ".join(f"{md(r.run)} ({md(r.label)})" for r in unfinished.itertuples())
                    + ". Rerunning the same command resumes a run.")
 if lad is None:
-    st.warning("No ladder yet: build it with `emb-s ladder build --workspace DIR`.")
+    st.warning("No ladder yet: build it with the command below.")
+    widgets.command("emb-s ladder build --workspace", path)
 else:
     for msg in lad.messages:
         st.caption(md(msg))

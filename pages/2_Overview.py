@@ -19,8 +19,8 @@ view = widgets.analysis_view("Overview")
 path, v, metric, lad, run_names = view.path, view.v, view.metric, view.ladder, view.run_names
 domains, tasks, sources, tags = view.filters
 if not run_names:
-    st.info("This workspace has no runs yet: evaluate a retriever (`emb-s eval --workspace DIR --retriever bm25`) and "
-            "reload this page.")
+    st.info("This workspace has no runs yet: evaluate a retriever (the command below) and reload this page.")
+    widgets.command("emb-s eval --workspace", path, "--retriever bm25")
     st.stop()
 
 c1, c2 = st.columns([2, 1])

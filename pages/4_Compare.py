@@ -23,7 +23,8 @@ tab_runs, tab_live = st.tabs(["Two runs, paired", "Live query"])
 with tab_runs:
     if len(run_names) < 2:
         st.info("Comparing needs two runs in this workspace; it has "
-                f"{len(run_names)}. Evaluate another retriever (`emb-s eval --workspace DIR --retriever SPEC`).")
+                f"{len(run_names)}. Evaluate another retriever (the command below, with a retriever of yours).")
+        widgets.command("emb-s eval --workspace", path, "--retriever SPEC")
     else:
         c1, c2 = st.columns(2)
         with c1:
@@ -76,7 +77,8 @@ with tab_runs:
 
 with tab_live:
     if lad is None:
-        st.info("Live querying searches a rung: build the ladder first (`emb-s ladder build --workspace DIR`).")
+        st.info("Live querying searches a rung: build the ladder first (the command below).")
+        widgets.command("emb-s ladder build --workspace", path)
     else:
         systems = data.run_table(path, v)
         retriever_runs = systems[systems["kind"] == "retriever"]["system"].dropna().tolist()

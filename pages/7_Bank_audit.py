@@ -32,11 +32,13 @@ with widgets.guard():
     table = audit_table(path, v)
     stale = ladder_mod.stale_reason(ws)
 if stale:
-    st.warning(f"The ladder is stale: {md(stale)}. Rebuild it with `emb-s ladder build --workspace DIR`.")
+    st.warning(f"The ladder is stale: {md(stale)}. Rebuild it with the command below.")
+    widgets.command("emb-s ladder build --workspace", path)
 if table.empty:
-    st.info("No collision verdicts in this workspace yet. Run `emb-s collide --workspace DIR --model MODEL` "
+    st.info("No collision verdicts in this workspace yet. Run the command below with a model of yours "
             "(e.g. --model local/smollm2-135m offline, a plumbing check only: use a real model for verdicts) "
             "to label each query's nearest non-reference documents.")
+    widgets.command("emb-s collide --workspace", path, "--model MODEL")
     st.stop()
 
 labelers = sorted(table["labeler"].unique())

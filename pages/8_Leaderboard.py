@@ -14,8 +14,8 @@ view = widgets.analysis_view("Leaderboard")
 path, v, metric, run_names = view.path, view.v, view.metric, view.run_names
 domains, tasks, sources, tags = view.filters
 if not run_names:
-    st.info("This workspace has no runs yet: evaluate a retriever (`emb-s eval --workspace DIR --retriever bm25`) and "
-            "reload this page.")
+    st.info("This workspace has no runs yet: evaluate a retriever (the command below) and reload this page.")
+    widgets.command("emb-s eval --workspace", path, "--retriever bm25")
     st.stop()
 
 c1, c2, c3 = st.columns([3, 2, 2])

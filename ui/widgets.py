@@ -3,6 +3,7 @@ guard that turns a user-caused problem into a clear message instead of a traceba
 from __future__ import annotations
 
 import re
+import shlex
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,7 +60,8 @@ def pick_workspace(required: bool = True) -> tuple[str, int] | None:
     if not choice:
         if required:
             st.info(f"No workspace yet under {md(data.data_dir())}. Open **Home** to build the demo workspace, or "
-                    "create one with `emb-s import --format native PATH --workspace DIR`.")
+                    "create one with the command below.")
+            command("emb-s import --format native PATH --workspace", Path(data.data_dir()) / "mybank")
             st.stop()
         return None
     state.put(ws=data.link_name(choice))  # the URL names it relative to the data root: shareable between servers
@@ -170,3 +172,9 @@ def analysis_view(title: str) -> View:
         lad = data.get_ladder(path, v)
         run_names = data.run_table(path, v)["run"].tolist()
     return View(path, v, metric, domains, tasks, sources, lad, run_names, tags)
+
+
+def command(head: str, workspace: str | Path, tail: str = "") -> None:
+    """The command that fixes what a message says, naming the real workspace folder (shell-quoted), never a
+    placeholder; shown as a code block, which renders its text literally."""
+    st.code(f"{head} {shlex.quote(str(workspace))}{' ' + tail if tail else ''}", language="bash")

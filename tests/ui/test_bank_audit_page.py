@@ -78,4 +78,6 @@ def test_page_without_verdicts_explains_what_to_do(monkeypatch, tmp_path):
     bank.import_path(tmp_path / "ws", "native", native_bank(tmp_path / "bank"))
     at = run_page({"ws": str(tmp_path / "ws")})
     assert not at.exception
-    assert any("emb-s collide" in i.value for i in at.info)
+    assert any("emb-s collide" in i.value or "command below" in i.value for i in at.info)
+    # the command names this workspace's real folder, not a placeholder
+    assert any(c.value.startswith(f"emb-s collide --workspace {tmp_path / 'ws'}") for c in at.code)

@@ -38,12 +38,25 @@ def _strings(tree: ast.AST):
             yield node.lineno, node.value
 
 
+def _command_blocks(tree: ast.AST):
+    """(line, command) of every ``widgets.command(head, workspace, tail)`` a page shows: the workspace is ``{X}``."""
+    for node in ast.walk(tree):
+        func = getattr(node, "func", None)
+        name = getattr(func, "attr", None) or getattr(func, "id", None)
+        if isinstance(node, ast.Call) and name == "command" and node.args \
+                and isinstance(node.args[0], ast.Constant) and str(node.args[0].value).startswith("emb-s"):
+            tail = node.args[2].value if len(node.args) > 2 and isinstance(node.args[2], ast.Constant) else ""
+            yield node.lineno, f"{node.args[0].value} {{X}} {tail}".strip()
+
+
 def hints() -> list[tuple[str, str]]:
     files = [*REPO.glob("pages/*.py"), *REPO.glob("ui/*.py"), *REPO.glob("emb_s_core/**/*.py"), REPO / "app.py"]
     out = []
     for f in sorted(files):
-        for line, text in _strings(ast.parse(f.read_text(encoding="utf-8"))):
+        tree = ast.parse(f.read_text(encoding="utf-8"))
+        for line, text in _strings(tree):
             out += [(f"{f.relative_to(REPO)}:{line}", h) for h in HINT.findall(text)]
+        out += [(f"{f.relative_to(REPO)}:{line}", h) for line, h in _command_blocks(tree)]
     return out
 
 
@@ -90,7 +103,9 @@ def check_hint(hint: str) -> None:
 def test_the_hints_are_found():
     found = hints()
     assert len(found) > 20
-    assert any(h.startswith("emb-s eval --workspace DIR --retriever") for _, h in found)
+    assert any(h.startswith("emb-s eval --workspace {X} --retriever") for _, h in found)  # the real folder
+    assert sum(where.startswith("pages/") and h.startswith("emb-s eval --workspace {X}") for where, h in found) >= 3
+    assert not [h for _, h in found if "--workspace DIR" in h]  # hints name the real workspace, never a placeholder
 
 
 @pytest.mark.parametrize("where,hint", hints())
