@@ -96,8 +96,9 @@ if len(cases):
         verdict = st.radio("The answer is", ["right", "wrong"], horizontal=True, key="label_verdict")
         note = st.text_input("Note (optional)", key="label_note")
         if st.button("Save label", key="label_save"):
-            with widgets.guard():
-                labels.add_label(ws, qa_run, keys[pick][0], keys[pick][1], verdict == "right", note)
+            # never waits behind a running eval: a busy workspace names the writer and keeps the choice
+            if case_ui.without_waiting(
+                    ws, lambda: labels.add_label(ws, qa_run, keys[pick][0], keys[pick][1], verdict == "right", note)):
                 st.success("Label saved: it counts in the agreement figures above from the next refresh.")
     st.page_link("pages/3_Query_drilldown.py", label=f"Open {md(cases['qid'].iloc[0], one_line=True)} in the drill-down →",
                  query_params=state.carried(by="search", q=cases["qid"].iloc[0], run=access,

@@ -49,11 +49,11 @@ def note_editor(path: str, v: int, qid: str, run: str | None, rung: str | None) 
     c1, c2, _ = st.columns([1, 1, 4])
     ws, _ = data.workspace(path)
     if c1.button("Save note", key="note_save", type="primary"):
-        if _without_waiting(ws, lambda: notes.save(ws, qid, tags, text, run=case_run, rung=case_rung)):
+        if without_waiting(ws, lambda: notes.save(ws, qid, tags, text, run=case_run, rung=case_rung)):
             st.session_state[_SAVED] = True
             st.rerun()
     if current and c2.button("Delete note", key="note_delete"):
-        if _without_waiting(ws, lambda: notes.delete(ws, qid, case_run, case_rung)):
+        if without_waiting(ws, lambda: notes.delete(ws, qid, case_run, case_rung)):
             st.rerun()
     here = data.notes(path, v)
     here = here[here["qid"] == qid]
@@ -62,8 +62,8 @@ def note_editor(path: str, v: int, qid: str, run: str | None, rung: str | None) 
         st.dataframe(here[["run", "rung", "tags", "text", "updated_at"]], hide_index=True, width="stretch")
 
 
-def _without_waiting(ws: Workspace, write: Callable[[], object]) -> bool:
-    """Run a note write at once or not at all: an `emb-s eval` holds the writer lock for its whole run, and a page
+def without_waiting(ws: Workspace, write: Callable[[], object]) -> bool:
+    """Run a dashboard write (note, tag, label) at once or not at all: an `emb-s eval` holds the writer lock for its whole run, and a page
     waiting behind it would hang for minutes. A busy workspace is a warning naming the writer; what was typed stays
     in the form to be saved again."""
     with widgets.guard():  # any other problem (a bad tag, ...) is an error box, as everywhere
@@ -94,7 +94,7 @@ def import_as_tag(path: str) -> None:
         if st.button("Import", key="cases_import", disabled=up is None or not tag.strip()):
             ws, _ = data.workspace(path)
             r: dict = {}
-            if not _without_waiting(ws, lambda: r.update(cases.import_as_tag(ws, up.getvalue(), tag,
+            if not without_waiting(ws, lambda: r.update(cases.import_as_tag(ws, up.getvalue(), tag,
                                                                               fmt=cases.format_of(up.name),
                                                                               name=up.name))):
                 return

@@ -82,6 +82,6 @@ def box(path: str, v: int, qid: str, key: str) -> None:
         body = "\n".join(p for p in (current.get("text") or "", NOTE_PREFIX + text.strip()) if p)
         tags = list(current.get("tags") or [])
         # the notes machinery: one transaction under the workspace lock, a "busy" warning instead of waiting
-        if cases._without_waiting(ws, lambda: notes.save(ws, qid, tags, body)):
+        if cases.without_waiting(ws, lambda: notes.save(ws, qid, tags, body)):
             st.session_state[saved] = True
             st.rerun(scope="app")  # the note editor above the box shows the new note

@@ -395,3 +395,38 @@ def test_home_figures_fit_and_say_what_they_count(app_env):
     assert not sources.value.astype(str).isin(["{}", "[]"]).any().any()
     domains = next(d for d in at.dataframe if "domain" in d.value.columns and "text tokens" in d.value.columns)
     assert json.loads(domains.proto.columns)["text tokens"]["type_config"]["format"] == "localized"
+
+
+def test_a_label_saved_while_another_process_writes_is_busy_and_kept(use_ws, monkeypatch, tmp_path):
+    """A label is a dashboard write: behind an `emb-s eval` holding the writer lock it does not hang, names the
+    writer, writes nothing and keeps the choice; once the writer is gone the same click saves it."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import time
+
+    from emb_s_core import labels
+
+    monkeypatch.setenv("EMB_S_DATA", str(tmp_path))
+    shutil.copytree(use_ws, tmp_path / "ws")
+    params = {"ws": str(tmp_path / "ws"), "run": "oracle", "qa": "qa1"}
+    hold = ("import sys, time\nfrom emb_s_core.store import Workspace\nws = Workspace(sys.argv[1])\n"
+            "with ws.writer():\n    print('held', flush=True)\n    time.sleep(120)\n")
+    holder = subprocess.Popen([sys.executable, "-c", hold, str(tmp_path / "ws")], cwd=REPO, stdout=subprocess.PIPE,
+                              text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        at = run_page("6_Access_vs_Use.py", params)
+        at.radio(key="label_verdict").set_value("right")
+        start = time.monotonic()
+        at.button(key="label_save").click().run()
+        assert time.monotonic() - start < 30 and not at.exception and not at.success
+        assert at.warning and any(f"is being written by pid {holder.pid}" in w.value for w in at.warning)
+        assert at.radio(key="label_verdict").value == "right"
+        assert labels.load_labels(Workspace(tmp_path / "ws")).empty
+    finally:
+        holder.kill()
+        holder.wait()
+    at.button(key="label_save").click().run()
+    assert at.success and labels.load_labels(Workspace(tmp_path / "ws"))["correct"].tolist() == [True]
