@@ -9,6 +9,7 @@ import json
 import math
 import os
 import shutil
+import time
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
@@ -202,15 +203,23 @@ def figure_to(fig, fmt: str, *, scale: float = 2.0) -> bytes:
     if fmt == "html":
         return fig.to_html(full_html=True, include_plotlyjs=True).encode("utf-8")
     _require_browser()
-    try:
-        with warnings.catch_warnings():  # plotly warns that its per-call options are unused inside a session
-            warnings.filterwarnings("ignore", message="The kopts argument is ignored")
-            return fig.to_image(format=fmt, scale=scale if fmt == "png" else 1.0)
-    except EmbSError:
-        raise
-    except Exception as exc:  # kaleido/browser failures surface as a user-fixable message
-        raise EmbSError(f"static export to {fmt.upper()} failed: {exc}",
-                        fix="check that Chromium starts (`chromium --headless --version`) or export as HTML.") from exc
+    for attempt in range(2):
+        try:
+            with warnings.catch_warnings():  # plotly warns that its per-call options are unused inside a session
+                warnings.filterwarnings("ignore", message="The kopts argument is ignored")
+                return fig.to_image(format=fmt, scale=scale if fmt == "png" else 1.0)
+        except EmbSError:
+            raise
+        except Exception as exc:  # kaleido/browser failures surface as a user-fixable message
+            # kaleido's page can be asked before its script has loaded ("ReferenceError: kaleido_scopes is not
+            # defined", seen on a loaded machine): one more try; a browser that cannot start fails both
+            if attempt == 0 and "is not defined" in str(exc):
+                time.sleep(0.5)
+                continue
+            raise EmbSError(f"static export to {fmt.upper()} failed: {exc}",
+                            fix="check that Chromium starts (`chromium --headless --version`) or export as HTML."
+                            ) from exc
+    raise AssertionError("unreachable")
 
 
 @contextmanager
