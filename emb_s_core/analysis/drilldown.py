@@ -204,9 +204,9 @@ def query_answers(ws: Workspace, qid: str, score_threshold: float = 4, rung_orde
     lab = labels.load_labels(ws)
     lab = lab[lab["qid"] == qid][["qa_run", "rung", "correct"]].rename(columns={"correct": "label"})
     df = answers.merge(scored, on=["qa_run", "rung"], how="left").merge(lab, on=["qa_run", "rung"], how="left")
-    df["label"] = [None if pd.isna(x) else bool(x) for x in df["label"]]
-    df["disagrees"] = [None if lb is None or pd.isna(s) else bool((s >= score_threshold) != lb)
-                       for lb, s in zip(df["label"], df["score"])]
+    df["label"] = pd.Series([None if pd.isna(x) else bool(x) for x in df["label"]], index=df.index, dtype=object)
+    df["disagrees"] = pd.Series([None if lb is None or pd.isna(s) else bool((s >= score_threshold) != lb)
+                                 for lb, s in zip(df["label"], df["score"])], index=df.index, dtype=object)
     order = {r: i for i, r in enumerate(rung_order or [])}
     df = df.sort_values(["qa_run", "rung", "judge"], kind="stable", na_position="last",
                         key=lambda s: s.map(lambda r: order.get(r, len(order))) if s.name == "rung" else s)
