@@ -122,8 +122,8 @@ def agreement_lines(ws: Workspace, judge: str = judge_mod.REFERENCE, score_thres
 
     df = judge_agreement(ws, judge, score_threshold)
     if df.empty:
-        return [f"judge {judge}: not measured against human labels (label answers on the Access vs use page; "
-                "they join this workspace's labelled set)"]
+        return [f"judge {judge}: not measured against human labels (label answers on the Access vs use page or the "
+                "Query drill-down; they join this workspace's labelled set)"]
     return labels.describe(df)
 
 

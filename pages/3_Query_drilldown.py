@@ -111,6 +111,7 @@ for column, ids, label in ((g_col, gold, "Gold"), (n_col, negs, "Hard negative")
 
 st.markdown("**What if the query read differently?** Edit it: the ranks below follow as you type")
 whatif.box(path, v, qid, "drill")
+cases.answers_and_labels(path, v, qid)  # QA replies, judge scores and labels (only where a QA run exists)
 
 res = data.query_results(path, v, qid)
 if res.empty:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from emb_s_core import diagnose, labels, metrics, qa
+from emb_s_core import diagnose, metrics, qa
 from emb_s_core import judge as judge_mod
 from emb_s_core.analysis import access_use
 from ui import cases as case_ui
@@ -93,13 +93,9 @@ if len(cases):
         pick = st.selectbox("Case", range(len(keys)), format_func=lambda i: f"{keys[i][0]} · {keys[i][1]}",
                             key="label_case")
         st.text(f"answer: {cases['answer'].iloc[pick]}")
-        verdict = st.radio("The answer is", ["right", "wrong"], horizontal=True, key="label_verdict")
-        note = st.text_input("Note (optional)", key="label_note")
-        if st.button("Save label", key="label_save"):
-            # never waits behind a running eval: a busy workspace names the writer and keeps the choice
-            if case_ui.without_waiting(
-                    ws, lambda: labels.add_label(ws, qa_run, keys[pick][0], keys[pick][1], verdict == "right", note)):
-                st.success("Label saved: it counts in the agreement figures above from the next refresh.")
+        # never waits behind a running eval: a busy workspace names the writer and keeps the choice
+        if case_ui.label_form(ws, qa_run, keys[pick][0], keys[pick][1], "label"):
+            st.success("Label saved: it counts in the agreement figures above from the next refresh.")
     st.page_link("pages/3_Query_drilldown.py", label=f"Open {md(cases['qid'].iloc[0], one_line=True)} in the drill-down →",
                  query_params=state.carried(by="search", q=cases["qid"].iloc[0], run=access,
                                             rung=cases["rung"].iloc[0]))

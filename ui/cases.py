@@ -12,7 +12,7 @@ import streamlit as st
 from emb_s_core import notes
 from emb_s_core.analysis import cases
 from emb_s_core.store import Workspace, WorkspaceBusy
-from ui import data, widgets
+from ui import data, state, widgets
 from ui.safe import md
 
 _SAVED = "_note_saved"
@@ -74,6 +74,50 @@ def without_waiting(ws: Workspace, write: Callable[[], object]) -> bool:
             st.warning(f"Not saved: {md(exc.what)}. What you typed is still here; save again when it has finished.")
             return False
     return True
+
+
+def label_form(ws: Workspace, qa_run: str, rung: str, qid: str, key: str) -> bool:
+    """Right / wrong, a note and Save for one stored answer: the label joins the workspace's labelled set
+    (``labels.add_label``), never waiting behind a running eval. True when it was saved."""
+    from emb_s_core import labels
+
+    verdict = st.radio("The answer is", ["right", "wrong"], horizontal=True, key=f"{key}_verdict")
+    note = st.text_input("Note (optional)", key=f"{key}_note")
+    if st.button("Save label", key=f"{key}_save"):
+        return without_waiting(ws, lambda: labels.add_label(ws, qa_run, rung, qid, verdict == "right", note))
+    return False
+
+
+def answers_and_labels(path: str, v: int, qid: str) -> None:
+    """The drill-down's answers to one query: each QA run's reply per rung (text), every judge's score, the label
+    and whether a judge disagrees with it, and a form to label one. Reads nothing when the workspace has no QA run."""
+    if not data.has_qa_answers(path, v):
+        return
+    threshold = int(state.number("tu", 4, 0, 5, integer=True))
+    with widgets.guard():
+        rows = data.query_answers(path, v, qid, float(threshold))
+    if rows.empty:
+        return
+    cells = list(dict.fromkeys(zip(rows["qa_run"], rows["rung"])))
+    with st.expander(f"Answers to this query ({len(cells)}) and their judges: label them right or wrong"):
+        st.caption(f"A judge credits an answer when its score is ≥ {threshold} (0–5); a label joins this "
+                   "workspace's labelled set, which measures every judge that scored the answer.")
+        for (qa_run, rung), one in rows.groupby(["qa_run", "rung"], sort=False):
+            first = one.iloc[0]
+            label = first["label"]
+            scored = one[one["judge"].notna()]
+            judged = "; ".join(f"{j} {s:.1f}" if pd.notna(s) else f"{j} unparseable"
+                               for j, s in zip(scored["judge"], scored["score"])) or "not judged"
+            against = [str(j) for j, d in zip(one["judge"], one["disagrees"]) if d is True]
+            verdict = "unlabelled" if label is None else f"labelled {'right' if label else 'wrong'}"
+            if against:
+                verdict += f", judge {', '.join(against)} disagrees"
+            st.text(f"{qa_run} · {rung} · {first['status']} · {judged} · {verdict}")
+            st.text(str(first["answer"]) if pd.notna(first["answer"]) else "(no answer)")
+        pick = st.selectbox("Answer to label", range(len(cells)), format_func=lambda i: f"{cells[i][0]} · {cells[i][1]}",
+                            key="drill_label_pick")
+        if label_form(data.workspace(path)[0], cells[pick][0], cells[pick][1], qid, "drill_label"):
+            st.success("Label saved: it counts in the judges' agreement figures from the next refresh.")
 
 
 def case_downloads(rows: pd.DataFrame, path: str, v: int, name: str, key: str) -> None:

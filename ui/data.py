@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from emb_s_core import bank, ladder, runs, store
-from emb_s_core.analysis import cases, mixing, report, run_state, views
+from emb_s_core.analysis import cases, drilldown, mixing, report, run_state, views
 from emb_s_core.errors import EmbSError
 from emb_s_core.store import Workspace
 
@@ -124,6 +124,19 @@ def results(path: str, v: int) -> pd.DataFrame:
 def query_results(path: str, v: int, qid: str) -> pd.DataFrame:
     r = results(path, v)
     return r[r["qid"] == qid]
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
+def has_qa_answers(path: str, v: int) -> bool:
+    """One cheap check, so a page with no QA run in its workspace reads nothing of the LLM part."""
+    return _ws(path, v).has_table("qa_answers")
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def query_answers(path: str, v: int, qid: str, score_threshold: float) -> pd.DataFrame:
+    """``analysis.drilldown.query_answers`` for one query, rungs in ladder order; cached per workspace version."""
+    lad = get_ladder(path, v)
+    return drilldown.query_answers(_ws(path, v), qid, score_threshold, lad.names if lad is not None else None)
 
 
 @st.cache_resource(max_entries=ENTRIES, show_spinner="Scoring every query on every rung…")

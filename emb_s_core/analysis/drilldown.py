@@ -9,13 +9,16 @@ from __future__ import annotations
 import difflib
 import html
 import re
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 import pandas as pd
 
 from emb_s_core import metrics
 from emb_s_core.schema import OK
+
+if TYPE_CHECKING:
+    from emb_s_core.store import Workspace
 
 GOLD, HARD_NEGATIVE, OTHER = "gold", "hard negative", "other"
 NOT_IN_LIST = "not in list"  # in the rung's pool, but not in the stored top-K
@@ -177,3 +180,34 @@ def word_diff(a: str, b: str) -> tuple[list[tuple[str, bool]], list[tuple[str, b
 def diff_html(marked: list[tuple[str, bool]]) -> str:
     """HTML for a marked word list: every piece is ``html.escape``d first, differing words wrapped in <mark>."""
     return "".join(f"<mark>{html.escape(t)}</mark>" if changed else html.escape(t) for t, changed in marked)
+
+
+# --------------------------------------------------------------------------------------------- answers and labels
+ANSWER_COLUMNS = ["qa_run", "rung", "answer", "status", "judge", "score", "label", "disagrees"]
+
+
+def query_answers(ws: Workspace, qid: str, score_threshold: float = 4, rung_order: list[str] | None = None) -> pd.DataFrame:
+    """Every stored QA answer to ``qid`` with each judge's score and the researcher's label, one row per (QA run,
+    rung, judge) — a row with judge None where the answer was not judged. ``label`` is the last label of that answer
+    (True right, False wrong, None unlabelled); ``disagrees`` is True where the judge's credit (score ≥
+    ``score_threshold``) contradicts the label, None where there is no label or no score. Why: the drill-down lets
+    a researcher label the disagreements they see, and those labels measure the judges (``emb_s_core.labels``)."""
+    from emb_s_core import judge as judge_mod
+    from emb_s_core import labels, qa
+
+    answers = qa.load_answers(ws)
+    answers = answers[answers["qid"] == qid][["qa_run", "rung", "answer", "status"]]
+    if answers.empty:
+        return pd.DataFrame(columns=ANSWER_COLUMNS)
+    scored = judge_mod.scores(ws)
+    scored = scored[scored["qid"] == qid][["qa_run", "rung", "judge", "score"]]
+    lab = labels.load_labels(ws)
+    lab = lab[lab["qid"] == qid][["qa_run", "rung", "correct"]].rename(columns={"correct": "label"})
+    df = answers.merge(scored, on=["qa_run", "rung"], how="left").merge(lab, on=["qa_run", "rung"], how="left")
+    df["label"] = pd.Series([None if pd.isna(x) else bool(x) for x in df["label"]], index=df.index, dtype=object)
+    df["disagrees"] = pd.Series([None if lb is None or pd.isna(s) else bool((s >= score_threshold) != lb)
+                                 for lb, s in zip(df["label"], df["score"])], index=df.index, dtype=object)
+    order = {r: i for i, r in enumerate(rung_order or [])}
+    df = df.sort_values(["qa_run", "rung", "judge"], kind="stable", na_position="last",
+                        key=lambda s: s.map(lambda r: order.get(r, len(order))) if s.name == "rung" else s)
+    return df[ANSWER_COLUMNS].reset_index(drop=True)

@@ -343,6 +343,59 @@ def test_access_vs_use_shows_judge_agreement_and_labels_an_answer(use_ws, monkey
     assert any("this workspace's labels" in t.value and "false reject 100.0% of 1 right" in t.value for t in at.text)
 
 
+def test_drilldown_shows_the_answers_judges_and_labels_one(use_ws, monkeypatch, tmp_path):
+    """Issue 22: the drill-down shows each QA run's reply to the query per rung with its judge scores, and a label
+    saved there joins the workspace's labelled set; the judge that contradicts it is then named."""
+    import shutil
+
+    from emb_s_core import labels
+
+    monkeypatch.setenv("EMB_S_DATA", str(tmp_path))
+    shutil.copytree(use_ws, tmp_path / "ws")
+    params = {"ws": str(tmp_path / "ws"), "by": "search", "find": "g01", "q": "g01"}
+    at = run_page("3_Query_drilldown.py", params)
+    assert_clean(at)
+    lines = [t.value for t in at.text]
+    assert "I do not know" in lines  # the reader's reply to g01, as text
+    head = [t for t in lines if t.startswith("qa1 · 2K/geography")]
+    assert len(head) == 1 and "reference 0.0" in head[0] and "unlabelled" in head[0], lines
+    at.selectbox(key="drill_label_pick").set_value(0)
+    at.radio(key="drill_label_verdict").set_value("right")
+    at.button(key="drill_label_save").click().run()
+    assert_clean(at)
+    got = labels.load_labels(Workspace(tmp_path / "ws"))
+    assert got[["qa_run", "rung", "qid", "correct"]].values.tolist() == [["qa1", "2K/geography", "g01", True]]
+    at = run_page("3_Query_drilldown.py", params)
+    head = [t.value for t in at.text if t.value.startswith("qa1 · 2K/geography")]
+    assert "labelled right, judge reference disagrees" in head[0], head
+
+
+def test_drilldown_answers_are_text_only_and_absent_without_qa_runs(use_ws, app_env, monkeypatch, tmp_path):
+    """A reply carrying Markdown, HTML and a URL is shown literally; a workspace without QA runs shows no section."""
+    import shutil
+
+    import pyarrow as pa
+
+    from emb_s_core import bank, qa
+    from tests.ui.test_text_only import assert_text_only
+
+    monkeypatch.setenv("EMB_S_DATA", str(tmp_path))
+    shutil.copytree(use_ws, tmp_path / "ws")
+    ws = Workspace(tmp_path / "ws")
+    row = qa.load_answers(ws, ["qa1"]).query("qid == 'g01'").iloc[0].to_dict()
+    payload = "**x** <b>y</b> http://e.x :red[r]"
+    with ws.transaction():
+        ws.write("qa_answers", pa.Table.from_pylist([{**row, "answer": payload}], schema=qa.QA_ANSWERS_SCHEMA),
+                 schema=qa.QA_ANSWERS_SCHEMA)
+    at = run_page("3_Query_drilldown.py", {"ws": str(tmp_path / "ws"), "by": "search", "find": "g01", "q": "g01"})
+    assert_text_only(at, "drilldown answers")
+    assert payload in [t.value for t in at.text]
+    qid = str(bank.queries(Workspace(app_env))["qid"].iloc[0])  # the dashboard fixture: no QA run
+    at = run_page("3_Query_drilldown.py", {"ws": str(app_env), "by": "search", "find": qid, "q": qid})
+    assert_clean(at)
+    assert not any("Answers to this query" in e.proto.expandable.label for e in at.get("expandable"))
+
+
 def test_access_vs_use_lists_excluded_cells_and_names_results_of_retired_queries(use_ws, monkeypatch, tmp_path):
     """Issue 16: the excluded cells are a case list with their reason; results of a query the bank no longer holds
     are left out and named, as text."""

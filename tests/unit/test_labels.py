@@ -76,3 +76,28 @@ def test_workspace_labels_measure_any_judge(ws, monkeypatch):
 
     assert "not measured" in diagnose.agreement_lines(ws, "llm:gpt-4o-mini")[0]
     assert math.isnan(labels.rates([True], [True])["false_credit"])
+
+
+def test_query_answers_joins_every_judge_and_names_the_disagreeing_one(ws, monkeypatch):
+    """The drill-down's join (analysis.drilldown.query_answers): one row per (QA run, rung, judge) for the query,
+    with the label and, per judge, whether its credit contradicts the label."""
+    from emb_s_core.analysis import drilldown
+
+    gw = llm.Gateway.for_workspace(ws, "gpt-4o-mini", params={"mock_response": "x"}, backoff=0.001)
+    scripted(monkeypatch, lambda m: "Quimby or Pexaton")  # a hedge: the reference judge does not credit it
+    name = qa.answer(ws, gw, setting="global", rungs=["2K/geography"], limit=2)
+    judge.judge(ws, name)
+    scripted(monkeypatch, lambda m: "Score: 5")  # the LLM judge credits it
+    llm_judge = judge.judge(ws, name, "gpt-4o-mini", gw)
+    answers = qa.load_answers(ws, [name])
+    rung, qid, other = answers["rung"].iloc[0], answers["qid"].iloc[0], answers["qid"].iloc[1]
+    before = drilldown.query_answers(ws, qid)
+    assert sorted(before["judge"]) == sorted([judge.REFERENCE, llm_judge])
+    assert before["answer"].eq("Quimby or Pexaton").all() and before["label"].isna().all()
+    assert before["disagrees"].isna().all()  # nothing to disagree with before a label
+    labels.add_label(ws, name, rung, qid, correct=False)
+    got = drilldown.query_answers(ws, qid).set_index("judge")
+    assert got.loc[llm_judge, "disagrees"] is True and got.loc[judge.REFERENCE, "disagrees"] is False
+    assert got["label"].tolist() == [False, False]
+    assert drilldown.query_answers(ws, other)["label"].isna().all()  # the label is this query's only
+    assert drilldown.query_answers(ws, "nope").empty
