@@ -82,7 +82,7 @@ with st.expander("Open the failures of one cell", expanded=False):
                  icon="🔍",
                  query_params=state.carried(run=run_pick, rung=col_pick))
     if x == "rung":  # a drop from this rung to a larger one: what displaced the gold
-        st.page_link(EXPLAIN, label="What displaced the gold from this rung on →", icon="🧭",
+        st.page_link(EXPLAIN, label="Why did it move? What displaced the gold from this rung on →", icon="🧭",
                      query_params=state.carried(run=run_pick, **{"from": col_pick}))
 
 st.subheader("Degradation across the ladder")

@@ -82,7 +82,8 @@ with tab_live:
     else:
         systems = data.run_table(path, v)
         retriever_runs = systems[systems["kind"] == "retriever"]["system"].dropna().tolist()
-        specs = list(dict.fromkeys(["bm25", "dense:minilm-l6", *retriever_runs]))
+        # the workspace's own evaluated retrievers first (their vectors are cached), MiniLM-L6 offered last
+        specs = list(dict.fromkeys(["bm25", *retriever_runs, "dense:minilm-l6"]))
         text = st.text_input("Question", value=state.get("live", "") or "", key="url_live",
                              placeholder="type a question and press Enter")
         c1, c2, c3 = st.columns([3, 2, 1])
