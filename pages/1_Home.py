@@ -51,13 +51,15 @@ def demo_progress(version_seen: int | None, running_seen: bool) -> None:
 
 
 if first_start.is_fresh() and not state.get("ws"):
-    st.info(f"No workspace under {md(data.data_dir())} yet: building the demo bank, its ladder and the offline "
-            "retrievers' runs in the background (bm25 in about a minute on two cores, the dense runs of the static "
-            "model distilled from MiniLM-L6 shortly after).")
     start_demo()
     state.put(ws=data.link_name(str(DEMO)))
 
 building = jobs.get(str(DEMO))
+if building is not None and building.running and state.get("ws") == data.link_name(str(DEMO)):
+    # said on every run while the build goes on (a rerun when its first commit lands must not drop it)
+    st.info("The demo workspace is being built in the background: the demo bank, its ladder and the offline "
+            "retrievers' runs (bm25 in about a minute on two cores, the dense runs of the static model distilled "
+            "from MiniLM-L6 shortly after); results appear here as they land.")
 if building is not None and (building.running or building.error):
     demo_progress(demo_version(), building.running)
     if demo_version() is None or not ladder_mod.exists(data.workspace(str(DEMO))[0]):
