@@ -149,18 +149,6 @@ class BM25(Retriever):
         cols = np.fromiter((j for js in per_query for j in js), np.int64, len(rows))
         return sparse.csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(queries), self.postings.shape[1]))
 
-    def _postings_of(self, terms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(term index into ``terms``, document position, tf as float64) of every posting of ``terms``."""
-        p = self.postings
-        starts, ends = p.indptr[terms], p.indptr[terms + 1]
-        counts = ends - starts
-        total = int(counts.sum())
-        if not total:
-            return np.empty(0, np.int64), np.empty(0, np.int32), np.empty(0, np.float64)
-        offsets = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64), counts)
-        take = offsets + np.arange(total)
-        return np.repeat(np.arange(len(terms)), counts), p.indices[take], p.data[take].astype(np.float64)
-
     def rank(self, queries: list[str], pools: Mapping[str, np.ndarray], k: int) -> dict[str, Ranking]:
         return self.rank_matrix(self.query_matrix(queries), pools, k)
 
@@ -171,7 +159,7 @@ class BM25(Retriever):
         terms, q_cols = np.unique(qm.indices, return_inverse=True)
         # the query matrix over the batch's terms only, built from its arrays (column slicing would copy and sort)
         q_terms = sparse.csr_matrix((qm.data, q_cols.astype(np.int32), qm.indptr), shape=(qm.shape[0], len(terms)))
-        term_of, doc_of, tf = self._postings_of(terms)
+        term_of, doc_of, tf = query_postings(self.postings, terms)
         dl = self.lengths[doc_of].astype(np.float64)
         out = {}
         for name, ids in pools.items():
@@ -190,10 +178,14 @@ class BM25(Retriever):
 # ------------------------------------------------------------------------------ per-query pools (benign twin)
 def query_postings(postings, terms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every posting of ``terms`` in the shared term-frequency matrix (CSC, documents × vocabulary): (term index
-    into ``terms``, document position, tf as float64). Gathered once per query, then masked per pool."""
+    into ``terms``, document position, tf as float64). A batch's terms for :meth:`BM25.rank_matrix`; one query's
+    for the per-query pools (gathered once, then masked per pool)."""
     starts, ends = postings.indptr[terms], postings.indptr[terms + 1]
     counts = (ends - starts).astype(np.int64)
-    take = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) + np.arange(int(counts.sum()))
+    total = int(counts.sum())
+    if not total:
+        return np.empty(0, np.int64), np.empty(0, np.int32), np.empty(0, np.float64)
+    take = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) + np.arange(total)
     return np.repeat(np.arange(len(terms)), counts), postings.indices[take], postings.data[take].astype(np.float64)
 
 
