@@ -3,16 +3,19 @@
     nice python3 bench/bench_labelled.py [--code DIR] [--out FILE.json] [--write-figures]
 
 ``--code DIR`` measures the judge and parser code of another checkout (e.g. ``/work/main`` for the figures before
-this change) against this checkout's labelled sets. For each split (``tune``; ``held_out``; and within held-out
-the ``unseen`` phrasings, written after tuning and never tuned on):
+this change) against this checkout's labelled sets. For each split (``tune``; ``held_out``; within held-out the
+``unseen`` phrasings, written after tuning; and the *blind* set ``answers_blind.jsonl``, replies written by hand
+by writers who never saw the judge's code: ``blind_dev``, looked at and tuned on for ``reference_v4``, and
+``blind_final``, whose items were never looked at):
 
 - reference judge: credited = score ≥ 4 (diagnose's "answered well"); false credit = wrong replies credited /
   wrong replies, false reject = right replies not credited / right replies;
 - token F1 (SQuAD, best over gold and aliases) at thresholds 0.3 … 1.0, and exact match, read the same way;
 - LLM-judge parser: replies whose parsed score differs from the label (a score where none is given counts);
-- localization parser: replies whose ids differ from the label (context ids given when the code accepts them).
+- localization parser: replies whose ids differ from the label (context ids given when the code accepts them);
+  both also on their blind sets (``*_blind.jsonl``, split ``blind``).
 
-``--write-figures`` also stores the reference judge's held-out figures (every threshold) in
+``--write-figures`` also stores the reference judge's held-out and blind-final figures (every threshold) in
 ``emb_s_core/labelled/agreement.json``, which ``emb-s diagnose`` and the Access-vs-use page show beside its scores.
 """
 from __future__ import annotations
@@ -42,7 +45,7 @@ def rates(items: list[dict], credited: list[bool]) -> dict:
 
 
 def parts(items: list[dict]) -> dict[str, list[int]]:
-    out = {"tune": [], "held_out": [], "held_out_unseen": []}
+    out = {"tune": [], "held_out": [], "held_out_unseen": [], "blind_dev": [], "blind_final": []}
     for i, it in enumerate(items):
         out[it["split"]].append(i)
         if it["split"] == "held_out" and it.get("style", "").startswith("unseen:"):
@@ -59,7 +62,7 @@ def main() -> None:
     sys.path.insert(0, str(Path(args.code).resolve()))
     from emb_s_core import answer_match, judge, localize
 
-    answers = read("answers.jsonl")
+    answers = read("answers.jsonl") + read("answers_blind.jsonl")
     t0 = time.perf_counter()
     ref = []
     for it in answers:
@@ -68,9 +71,9 @@ def main() -> None:
     f1 = [max(answer_match.token_f1(it["reply"], t) for t in [it["gold"], *it["aliases"]]) for it in answers]
     em = [max(answer_match.normalize(it["reply"]) == answer_match.normalize(t) for t in [it["gold"], *it["aliases"]])
           for it in answers]
-    judges = read("judge_replies.jsonl")
+    judges = read("judge_replies.jsonl") + read("judge_replies_blind.jsonl")
     parsed = [judge.parse_score(it["reply"]) for it in judges]
-    locs = read("localize_replies.jsonl")
+    locs = read("localize_replies.jsonl") + read("localize_replies_blind.jsonl")
     takes_context = "context_ids" in inspect.signature(localize.read_ids).parameters
     ids = [localize.read_ids(it["reply"], it["k"], set(it["context_ids"]))[0] if takes_context
            else localize.read_ids(it["reply"], it["k"])[0] for it in locs]
@@ -86,7 +89,7 @@ def main() -> None:
             row[f"token_f1>={t}"] = rates(items, [f1[i] >= t for i in idx])
         report["answers"][split] = row
     for name, items, got, key in (("judge_parser", judges, parsed, "score"), ("localize_parser", locs, ids, "ids")):
-        for split in ("tune", "held_out"):
+        for split in ("tune", "held_out", "blind"):
             idx = [i for i, it in enumerate(items) if it["split"] == split]
             bad = [items[i]["reply"] for i in idx if got[i] != items[i][key]]
             report[name][split] = {"n": len(idx), "misparsed": len(bad), "examples": bad[:5]}
@@ -97,8 +100,9 @@ def main() -> None:
     if args.write_figures:
         from emb_s_core import labels
 
-        figures = labels.reference_figures("held_out")
-        (LABELLED / labels.FIGURES).write_text(json.dumps({figures["rule"]: figures}, indent=1) + "\n")
+        figures = {split: labels.reference_figures(split) for split in labels.MEASURED_SPLITS}
+        rule = figures["held_out"]["rule"]
+        (LABELLED / labels.FIGURES).write_text(json.dumps({rule: figures}, indent=1) + "\n")
         print(f"wrote {LABELLED / labels.FIGURES}")
 
 

@@ -5,7 +5,7 @@
   (a marked score first, so a number in the explanation never replaces it; hedges, ranges, out-of-range values and
   other scales are ``unparseable``, never a zero). ``repeats`` > 1 judges each answer again (each repeat is its own
   cache entry), so the spread of a judge can be measured; agreement uses every pair of parseable repeats.
-- Reference match (``judge = "reference"``, rule version ``reference_v3``): reply and truths are read in one
+- Reference match (``judge = "reference"``, rule version ``reference_v4``): reply and truths are read in one
   canonical form (:func:`answer_match.canonical`: accents folded, dates as year/month/day, numbers as digits), then
   SQuAD-normalized; what the reply *asserts* is read by :mod:`emb_s_core.answer_match` (its final claim after a
   correction, negation, alternatives the question offers, comparatives, hedges, refusals, lists, modifiers). In
@@ -15,6 +15,9 @@
   side of "X or Y?") is asserted and no competitor is, unless it is one candidate of a hedge or a list carries
   extra members (then ``≤ 1``); for yes/no questions answered without the word, ``4`` / ``0`` by the reply's
   polarity; ``≤ 1`` when a competitor is asserted or the answer only negated; else ``min(3, round(5·F1))``.
+  v4: a ``4`` or ``5`` is held back to ``3`` (found, not credited) when the reply casts doubt on the answer it names
+  (:func:`answer_match.doubt`: words of doubt, a turn to another name, a conditional, a commitment elsewhere, a
+  bound instead of the number, a conflicting date): a reader's check, not a guess.
   ``question`` is required. Measured against the labelled sets in :mod:`emb_s_core.labels` (figures in
   ``bench/RESULTS.md``). Rows written under an older rule version are judged again on the next run.
 
@@ -34,7 +37,7 @@ from emb_s_core.schema import UNPARSEABLE
 from emb_s_core.store import Workspace
 
 REFERENCE = "reference"
-REFERENCE_VERSION = "reference_v3"  # v1: containment alone; v2: + alternatives and negation; v3: issue 22
+REFERENCE_VERSION = "reference_v4"  # v1: containment; v2: + alternatives, negation; v3: issue 22; v4: + doubt
 JUDGMENTS_SCHEMA = pa.schema([
     pa.field("judge", pa.string(), nullable=False), pa.field("qa_run", pa.string(), nullable=False),
     pa.field("rung", pa.string(), nullable=False), pa.field("qid", pa.string(), nullable=False),
@@ -56,7 +59,7 @@ token_f1 = answer_match.token_f1
 
 def reference_score(prediction: str | None, answer: str | None, aliases: list[str] | None = None,
                     question: str | None = None) -> dict:
-    """The 0–5 reference-match score of ``prediction`` (rule ``reference_v3`` in the module docstring) and why.
+    """The 0–5 reference-match score of ``prediction`` (rule ``reference_v4`` in the module docstring) and why.
 
     ``question`` is required: the alternatives it offers, the comparative it asks for and whether it asks for one
     entity decide what a reply claims (a caller without it gets an error, never an older rule).
@@ -67,6 +70,8 @@ def reference_score(prediction: str | None, answer: str | None, aliases: list[st
         raise EmbSError("the reference judge needs the question (question=None given)",
                         fix="pass question=<the query text>: what a reply claims depends on what was asked.")
     truths = [t for t in [answer, *(aliases or [])] if t]
+    places = [p for t in truths for p in answer_match.place_and_people(t, question)]
+    truths += places + [p for t in truths for p in answer_match.plural_forms(t)]
     pred = prediction or ""
     canon = answer_match.canon
     em = max((float(canon(pred) == canon(t) and bool(canon(t))) for t in truths), default=0.0)
@@ -82,7 +87,7 @@ def reference_score(prediction: str | None, answer: str | None, aliases: list[st
     yes_no = bool(alts) and alts.answer_side[0] in answer_match.YES_NO
     if answer_match.refusal(pred) and not any(answer_match.refusal(t) for t in truths):
         return out(0, "refusal")
-    multi = [e for e in (answer_match.entities(t) for t in truths) if len(e) > 1]
+    multi = [e for t in truths if not (places and "," in t) for e in [answer_match.entities(t)] if len(e) > 1]
     text, marks = answer_match.mark_truths(pred, truths, one_entity=not multi and not yes_no)
     units = [m.group(1) for t in truths if (m := _NUMBER_UNIT.fullmatch(canon(t)))]
     truths = [t for t in truths if not answer_match.short_caps(t) and not answer_match.shadowed(pred, t)]
@@ -99,26 +104,32 @@ def reference_score(prediction: str | None, answer: str | None, aliases: list[st
                 not any(later.asserts(p, words, yes_no) for p, _ in sides):
             return out(min(1, int(round(5 * f1))), "rejected")
     reply = answer_match.Reply.parse(final, phrases)
+    why_not = None if yes_no else answer_match.doubt(final, [*truths, *alts.answer_side], question)
+    held_back = out(3, why_not) if why_not else None
     partial = min(3, int(round(5 * max((answer_match.canon_f1(final, t) for t in truths), default=0.0))))
     if alts and not yes_no:
         winner = answer_match.comparison_winner(reply, [*alts.answer_side, *alts.competitors], words)
         if winner is not None:
-            return out(4, "compared", True) if winner in alts.answer_side else out(min(1, partial), "compared")
+            if winner not in alts.answer_side:
+                return out(min(1, partial), "compared")
+            return held_back or out(4, "compared", True)
+        both = any(reply.mentions(a) for a in alts.answer_side) and any(reply.mentions(c) for c in alts.competitors)
+        pick = None if not both or hedging(reply, final, sides) else \
+            answer_match.picked_side(final, list(alts.answer_side), list(alts.competitors), words)
+        if pick is not None:
+            return (held_back or out(4, "picked", True)) if pick in alts.answer_side else out(min(1, partial), "picked")
     competitor = any(reply.asserts(c, words, yes_no) for c in alts.competitors)
     asserted = next((why for phrase, why in sides if reply.asserts(phrase, words, yes_no)), None)
     if not competitor and any(set(e) == set(answer_match.entities(final)) for e in multi):
-        return out(5, "entities", True)
+        return held_back or out(5, "entities", True)
     if asserted is None and not competitor and any(all(reply.asserts(p, words) for p in e) for e in multi):
         asserted = "contained"
     if asserted is not None and not competitor:
-        if len(answer_match.HEDGE_MARKER.findall(final)) >= 2 or answer_match.ALSO_POSSIBLE.search(final):
+        if hedging(reply, final, sides):
             return out(min(1, partial), "hedge")
-        if any(reply.hedged(p) for p, _ in sides if reply.mentions(p)) and \
-                not any(reply.mentions(p) and not reply.hedged(p) for p, _ in sides):
-            return out(min(1, partial), "hedge")
-        if answer_match.extra_members(final, [t for t in truths if t not in marks]):
+        if not yes_no and answer_match.extra_members(final, [t for t in truths if t not in marks]):
             return out(min(1, partial), "extra members")
-        return out(4, asserted, True)
+        return held_back or out(4, asserted, True)
     if yes_no and not competitor and asserted is None:
         polarity = answer_match.yes_no_polarity(reply)
         if polarity is not None:
@@ -130,15 +141,25 @@ def reference_score(prediction: str | None, answer: str | None, aliases: list[st
     return out(partial, "f1")
 
 
+def hedging(reply: answer_match.Reply, final: str, sides: list[tuple[str, str]]) -> bool:
+    """Candidates kept open: two hedge markers, "Y also fits", or every mention of the answer one side of an "or"."""
+    if len(answer_match.HEDGE_MARKER.findall(final)) >= 2 or answer_match.ALSO_POSSIBLE.search(final):
+        return True
+    return any(reply.hedged(p) for p, _ in sides if reply.mentions(p)) and \
+        not any(reply.mentions(p) and not reply.hedged(p) for p, _ in sides)
+
+
 # --------------------------------------------------------------------------------------------- LLM judge
 _SCORE_WORDS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
                 "nine": 9, "ten": 10}
 _VALUE = r"(?P<v>-?\d+(?:\.\d+)?|" + "|".join(_SCORE_WORDS) + r")(?![\w.]\d)"
-_AFTER = r"(?P<after>\s*(?:(?:/|out\s+of)\s*(?P<of>\d+)|(?:-|–|—|to|or|and)\s*\d))?"
+_AFTER = r"(?P<after>\s*(?:(?:/|out\s+of)\s*(?P<of>\d+|five\b)|(?:-|–|—|to|or|and)\s*\d))?"
 # a marked score: "Score: 4", "**Score:** 4/5", "final score is 4", "Rating - 2", '"score": 4', "(score 1)"
 _MARKER = re.compile(r"(?:\bscore|\brating|\bgrade)\b[\"*_\s]*(?:is|of|=|:|-|–)?[\"*_\s]*[\[(]?\s*" + _VALUE + _AFTER,
                      re.I)
-_SCALED_VALUE = re.compile(r"(?<![\w.-])" + _VALUE + r"\s*(?:/|out\s+of)\s*5\b(?![.,]\d)", re.I)  # "3/5", "3 out of 5"
+_SCALED_VALUE = re.compile(r"(?<![\w.-])" + _VALUE + r"\s*(?:/|out\s+of)\s*(?:5|five)\b(?![.,]\d)", re.I)  # "3/5", "3 out of 5"
+_REVISED = re.compile(r"\b(?:actually|on (?:second thought|reflection)|edit(?:ed)?|revis\w*|correct\w*|updat\w*|"
+                      r"final|chang\w*|instead|rather|re-?read\w*|reconsider\w*|wait)\b", re.I)
 _BARE = re.compile(r"^\W*" + _VALUE + r"\W*$", re.I)
 _LEADING = re.compile(r"^\s*" + _VALUE + r"\s*(?:[.:)=—–-]|\s-)\s+\S", re.I)  # "4. The answer ...", "5 = fully"
 
@@ -159,7 +180,9 @@ def parse_score(reply: str | None) -> int | None:
     """The score an LLM judge's reply gives, or None (unparseable; never a zero). Rule ``judge_parse_v2``:
 
     1. a *marked* score wins: the last "Score: N" / "Rating: N" / "final score is N" / ``{"score": N}`` marker, or
-       "N/5" / "N out of 5"; a number elsewhere in the explanation never replaces it ("Score: 3 … 3 of 5 pets" → 3);
+       "N/5" / "N out of 5" (or "five"); a number elsewhere in the explanation never replaces it ("Score: 3 … 3 of 5
+       pets" → 3); two marked scores that differ are unparseable unless the text between revises the first
+       ("Score: 2 — actually, on reflection, Score: 4" → 4; "Score: 2\nScore: 3" → None);
     2. else a reply that is only a value ("4", "Four.", "**4**") or opens with one ("4. The answer …");
     3. else the integers 0–5 of the reply once scale mentions ("0-5", "out of 5") are removed, if they are all the
        same value ("I would give this a 4" → 4).
@@ -172,8 +195,12 @@ def parse_score(reply: str | None) -> int | None:
     marked = list(_MARKER.finditer(text))
     if marked:
         last = marked[-1]
-        if last.group("after") and (last.group("of") is None or last.group("of") != "5"):
+        if last.group("after") and (last.group("of") is None or last.group("of").lower() not in ("5", "five")):
             return None  # "Score: 3-4", "Score: 7/10"
+        values = [_value(m.group("v")) for m in marked]
+        if len(marked) > 1 and values[-2] != values[-1] and \
+                not _REVISED.search(text[marked[-2].end():marked[-1].start()]):
+            return None  # "Score: 2\nScore: 3": two scores, neither revised
         return _value(last.group("v"))
     scaled = list(_SCALED_VALUE.finditer(text))
     if scaled:

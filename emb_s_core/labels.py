@@ -2,9 +2,11 @@
 
 Two labelled sets:
 
-- the **packaged** set ``emb_s_core/labelled/answers.jsonl`` (written by ``bench/make_labelled_sets.py``; items from
-  HotpotQA, MuSiQue, 2Wiki, LoCoMo, the demo bank and hand-written cases, each labelled by its meaning). The
-  reference judge's figures on its *held-out* items (never used to tune the rule) are stored in
+- the **packaged** sets: ``emb_s_core/labelled/answers.jsonl`` (written by ``bench/make_labelled_sets.py`` from
+  templates; items from HotpotQA, MuSiQue, 2Wiki, LoCoMo, the demo bank and hand-written cases, each labelled by
+  its meaning) and ``answers_blind.jsonl`` (640 replies written by hand, the way LLMs answer, by writers who never
+  saw the judge's code; half ``blind_dev``, tuned on, half ``blind_final``, whose items nobody looked at). The
+  reference judge's figures on the *held-out* template items and on ``blind_final`` are stored in
   ``labelled/agreement.json`` by ``bench/bench_labelled.py --write-figures`` for every score threshold, and a test
   checks they are what today's rule gives;
 - the **workspace** set: table ``answer_labels``, one row per (QA run, rung, query) a researcher labelled right or
@@ -34,6 +36,8 @@ LABELS_SCHEMA = pa.schema([
     pa.field("labelled_at", pa.string()),
 ])
 PACKAGED_SET = "emb_s_core/labelled/answers.jsonl (held-out items)"
+BLIND_SET = "emb_s_core/labelled/answers_blind.jsonl (blind_final: hand-written, never looked at)"
+MEASURED_SPLITS = {"held_out": ("answers.jsonl", PACKAGED_SET), "blind_final": ("answers_blind.jsonl", BLIND_SET)}
 WORKSPACE_SET = "this workspace's labels"
 FIGURES = "agreement.json"
 THRESHOLDS = (1, 2, 3, 4, 5)
@@ -56,20 +60,21 @@ def rates(correct: list[bool], credited: list[bool]) -> dict:
 
 
 def reference_figures(split: str = "held_out") -> dict:
-    """The reference judge's figures on one split of the packaged set, for every threshold (computed now)."""
+    """The reference judge's figures on one measured split (``MEASURED_SPLITS``), for every threshold (now)."""
     from emb_s_core import judge
 
-    items = [it for it in load_set() if it["split"] == split]
+    name, described = MEASURED_SPLITS[split]
+    items = [it for it in load_set(name) if it["split"] == split]
     scores = [judge.reference_score(it["reply"], it["gold"], it["aliases"], question=it["question"])["score"]
               for it in items]
     correct = [bool(it["correct"]) for it in items]
-    return {"rule": judge.REFERENCE_VERSION, "labelled_set": PACKAGED_SET if split == "held_out" else split,
+    return {"rule": judge.REFERENCE_VERSION, "labelled_set": described,
             "thresholds": {str(t): rates(correct, [s >= t for s in scores]) for t in THRESHOLDS}}
 
 
 @lru_cache(maxsize=1)
 def stored_figures() -> dict:
-    """``labelled/agreement.json``: the reference judge's held-out figures as measured (see module docstring)."""
+    """``labelled/agreement.json``: per rule version, the reference judge's figures on each measured split."""
     try:
         return json.loads(resources.files("emb_s_core.labelled").joinpath(FIGURES).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -103,16 +108,17 @@ def add_label(ws: Workspace, qa_run: str, rung: str, qid: str, correct: bool, no
 
 def agreement(ws: Workspace | None, judge: str, score_threshold: float = 4) -> pd.DataFrame:
     """Measured agreement of ``judge`` (``reference`` or ``llm:<model>``) with human labels, one row per labelled
-    set it was measured on: the packaged held-out set (reference judge, as stored for its rule version) and the
+    set it was measured on: the packaged held-out and blind sets (reference judge, as stored for its rule) and the
     workspace's own labels (any judge that scored the labelled answers). Empty when it was measured on none."""
     from emb_s_core import judge as judge_mod
 
     rows = []
-    stored = stored_figures().get(judge_mod.REFERENCE_VERSION) if judge == judge_mod.REFERENCE else None
+    stored = stored_figures().get(judge_mod.REFERENCE_VERSION, {}) if judge == judge_mod.REFERENCE else {}
     t = str(int(score_threshold)) if float(score_threshold).is_integer() else None
-    if stored and t in stored["thresholds"]:
-        rows.append({"judge": judge, "rule": stored["rule"], "labelled_set": stored["labelled_set"],
-                     **stored["thresholds"][t], "threshold": score_threshold})
+    for figures in stored.values():
+        if t in figures["thresholds"]:
+            rows.append({"judge": judge, "rule": figures["rule"], "labelled_set": figures["labelled_set"],
+                         **figures["thresholds"][t], "threshold": score_threshold})
     labels = load_labels(ws) if ws is not None else pd.DataFrame()
     if len(labels):
         scored = judge_mod.scores(ws, None, judge)

@@ -36,9 +36,16 @@ _JSON_LIST = re.compile(r"\[\s*\d[\d\s,]*\]")
 _MENTION = re.compile(r"(?:\bdoc(?:ument)?s?\s*(?:ids?)?|\bids?)\s*[=:#]?\s*#?\s*(\d[\d,]*)"
                       r"(?:\s*(?:-|–|to)\s*(\d+))?|#(\d+)", re.I)
 _NUMBERING = re.compile(r"^[ \t]*(?:[-*•][ \t]*)?\d+[.)](?=[ \t]+\S)", re.M)  # "1. ", "2) " opening a line
-_COUNT_AFTER = re.compile(r"^\s*(?:relevant\b|most\b|documents?\b|docs?\b|ids?\b|docids?\b|results?\b|ones?\b|"
-                          r"items?\b|of\s+them\b)", re.I)
+_COUNT_AFTER = re.compile(r"\s*(?:relevant\b|most\b|documents?\b|docs?\b|ids?\b|docids?\b|results?\b|ones?\b|"
+                          r"items?\b|of\s+them\b|passages?\b|sources?\b|texts?\b|candidates?\b|chunks?\b|entries\b|records?\b)", re.I)
 _COUNT_BEFORE = re.compile(r"(?:\btop|\bfound)\s*$", re.I)
+# an id the reply sets aside: "not 12", "except Doc 3", "12 is irrelevant"
+_SET_ASIDE = re.compile(r"\b(?:not|except|excluding|exclude|rather than|instead of|unlike|nor|ignore|ignoring|"
+                        r"rule out|ruling out)\s+(?:doc(?:ument)?s?\s*(?:ids?)?\s*[=:#]?\s*)?#?(\d+)(?![\d.,]\d)|"
+                        r"(?<![\d.,])(\d+)\s+(?:is|was|seems)\s+(?:not\b|irrelevant|unrelated|off[- ]topic)", re.I)
+# a year or an ordinal in prose, not an id: "the 1999 film", "in 1987", "released 1958"
+_PROSE_YEAR = re.compile(r"\b(?:the|in|since|from|until|during|released|published|founded|born|circa|of)\s+"
+                         r"((?:1[0-9]|20)\d\d)\b(?!\s*(?:[-–]|to)\s*\d)", re.I)
 _RAW_NUMBER = re.compile(r"\d+(?:,\d{3})+(?![\d.])|\d+(?:\.\d+)+|\d+")
 _RANGE = re.compile(r"(\d+)\s*(?:-|–|\bto\b)\s*(\d+)")
 
@@ -49,7 +56,8 @@ def canonicalize(reply: str | None, k: int, context_ids: set[int] | None = None,
 
 
 def _empty_dropped() -> dict[str, list]:
-    return {"decimals": [], "repeated": [], "beyond_k": [], "not_in_context": [], "numbering": [], "counts": []}
+    return {"decimals": [], "repeated": [], "beyond_k": [], "not_in_context": [], "numbering": [], "counts": [],
+            "set_aside": [], "prose_years": []}
 
 
 def _numbers(text: str, context_ids: set[int] | None, dropped: dict) -> list[int]:
@@ -91,8 +99,9 @@ def read_ids(reply: str | None, k: int, context_ids: set[int] | None = None, rul
     if there are any; else the bare numbers, skipping list numbering ("1. 40" → 40) and counts ("Top 2: …", "2
     documents"), expanding ranges ("3-6"), reading thousands separators. Numbers that are not ids of the context
     shown (``context_ids``) are dropped. ``raw_integers_v1``: the paper's rule, every integer in order.
-    Dropped (for the audit): ``decimals``, ``repeated``, ``beyond_k``, ``not_in_context``, ``numbering``,
-    ``counts``.
+    Ids the reply sets aside ("not 12", "except Doc 3", "12 is irrelevant") and years in prose ("the 1999 film",
+    "in 1987") are no answer either. Dropped (for the audit): ``decimals``, ``repeated``, ``beyond_k``,
+    ``not_in_context``, ``numbering``, ``counts``, ``set_aside``, ``prose_years``.
     """
     if rule not in ID_RULES:
         raise EmbSError(f"unknown id rule {rule!r}", fix=f"use one of: {', '.join(ID_RULES)}.")
@@ -107,6 +116,9 @@ def read_ids(reply: str | None, k: int, context_ids: set[int] | None = None, rul
                 dropped["decimals"].append(match.group())
     else:
         found = _docid_numbers(text, context_ids, dropped)
+        aside = {int(a or b) for a, b in _SET_ASIDE.findall(text)}
+        dropped["set_aside"] = [v for v in found if v in aside]
+        found = [v for v in found if v not in aside]
     out: list[int] = []
     seen: set[int] = set()
     for value in found:
@@ -142,6 +154,9 @@ def _docid_numbers(text: str, context_ids: set[int] | None, dropped: dict) -> li
     for m in _NUMBERING.finditer(text):
         dropped["numbering"].append(int(re.search(r"\d+", m.group()).group()))
     text = _NUMBERING.sub(lambda m: " " * len(m.group()), text)
+    for m in _PROSE_YEAR.finditer(text):
+        dropped["prose_years"].append(int(m.group(1)))
+        text = text[:m.start(1)] + " " * len(m.group(1)) + text[m.end(1):]
     for m in _RAW_NUMBER.finditer(text):
         if m.group().isdigit() and (_COUNT_AFTER.match(text, m.end()) or _COUNT_BEFORE.search(text[:m.start()])):
             dropped["counts"].append(int(m.group()))
@@ -166,7 +181,8 @@ def audit(reply: str | None, ids: list[int], context_ids: set[int], context_text
     return {"n_ids": len(ids), "ids_not_in_context": invented, "n_not_in_context": len(invented),
             "no_ids": not ids, "document_text": echoed, "dropped_decimals": dropped["decimals"][:50],
             "n_repeated": len(dropped["repeated"]), "dropped_beyond_k": dropped["beyond_k"][:50],
-            "dropped_numbering": dropped["numbering"][:50], "dropped_counts": dropped["counts"][:50]}
+            "dropped_numbering": dropped["numbering"][:50], "dropped_counts": dropped["counts"][:50],
+            "dropped_set_aside": dropped["set_aside"][:50], "dropped_prose_years": dropped["prose_years"][:50]}
 
 
 def messages_for(prompt: protocol.Prompt, question: str, context: str, k: int) -> llm.Messages:

@@ -20,9 +20,9 @@ LOCALIZE = [  # written the way models answer
     "[{a}, {b}]", "1. {a}\n2. {b}",
 ]
 RIGHT = ["Based on the documents, the answer is {x}.", "{x}", "It's {x}, I believe.", "Hmm, {y}? No — it is {x}.",
-         "From the passage: {x}."]
+         "From the passage: {x}.", "**{x}** — though the passages are thin on detail."]
 WRONG = ["{x} or {y}", "{x}? No — the documents say {y}.", "I don't know.", "It is not {x}; it is {y}.",
-         "Either {y} or {x}."]
+         "Either {y} or {x}.", "Older lists give {x}, but that is outdated; it is now {y}."]
 
 
 def truth(qid: str) -> tuple[bool, bool]:
@@ -86,7 +86,7 @@ def test_diagnose_gives_the_true_quadrants_on_every_rung(ws, monkeypatch, capsys
     counts = expected.groupby(["rung", "want"]).size()
     for row in got.itertuples():
         assert row.n == counts.get((row.rung, row.quadrant), 0)
-    assert "agreement: judge reference (reference_v3)" in err and "held-out" in err
+    assert "agreement: judge reference (reference_v4)" in err and "held-out" in err
     # the replies are ones the paper's raw integer rule misreads: under it, true access would be lost in many cells
     from emb_s_core import localize, runs
 

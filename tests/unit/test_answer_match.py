@@ -181,3 +181,97 @@ def test_twenty_real_hotpotqa_comparison_questions():
             wrong += judge.reference_score(reply, answer, [], question=question)["score"] >= 4
         right += judge.reference_score(answer, answer, [], question=question)["score"] == 5
     assert (wrong, right) == (0, 20)
+
+
+# v4: a named answer the reply does not stand behind is held back (score 3, not credited). Phrasings written for
+# this test, none from the labelled sets: each class of doubt, and right replies with the same words used harmlessly.
+CAPITAL = "What is the capital of the region where the Velkoria river rises?"
+
+
+@pytest.mark.parametrize("reply,credited", [
+    ("Tarnow, according to the documents.", True),
+    ("That would be Tarnow.", True),
+    ("I think it's Tarnow, if I read the second passage right.", True),
+    ("Tarnow. The documents are brief, though.", True),
+    ("**Tarnow** — the river rises in the hills north of it.", True),
+    ("Many sources list Tarnow, yet the region's capital moved to Ostrel in 1994.", False),   # doubt word
+    ("Tarnow is the popular answer, though it is an old mix-up with Ostrel.", False),          # doubt word
+    ("The capital was Tarnow; since the 1994 reform it is now Ostrel.", False),                # turn, new name
+    ("Tarnow held that role until it was replaced by Ostrel.", False),                         # turn, new name
+    ("If the river rose in the west it would be Tarnow, but it rises in the east.", False),    # conditional
+    ("Tarnow comes to mind first. Looking closer at the map, my answer is Ostrel.", False),    # commits elsewhere
+    ("Either Tarnow or Ostrel, the documents do not make it clear which.", False),             # hedge
+])
+def test_doubt_holds_back_a_named_answer(reply, credited):
+    got = judge.reference_score(reply, "Tarnow", [], question=CAPITAL)
+    assert (got["score"] >= 4) == credited, got
+
+
+@pytest.mark.parametrize("reply,credited", [
+    ("There are 412 of them.", True),
+    ("Four hundred and twelve.", True),
+    ("Fewer than 412.", False),
+    ("At least 412, possibly more.", False),
+    ("Roughly 412.", True),  # an estimate states the number
+    ("Almost 412.", False),
+])
+def test_a_bound_or_an_estimate_is_not_the_number(reply, credited):
+    got = judge.reference_score(reply, "412", [], question="How many mills stood on the Velkoria in 1900?")
+    assert (got["score"] >= 4) == credited, got
+
+
+def test_a_conflicting_date_is_not_credited_through_a_year_alias():
+    q = "When did the Velkoria bridge open?"
+    assert judge.reference_score("It opened in 1931.", "March 1931", ["1931"], question=q)["score"] >= 4
+    assert judge.reference_score("It opened in March 1931.", "March 1931", ["1931"], question=q)["score"] >= 4
+    assert judge.reference_score("It opened in October 1931.", "March 1931", ["1931"], question=q)["score"] < 4
+
+
+@pytest.mark.parametrize("reply", ["There is no way to tell from these passages.", "Impossible to say.",
+                                   "I can't confirm that from the context.", "The passages give no clue."])
+def test_refusals_in_other_words_never_match_no(reply):
+    got = judge.reference_score(reply, "no", [], question="Did the Velkoria ever freeze over?")
+    assert got["score"] == 0 and got["reason"] == "refusal", got
+
+
+@pytest.mark.parametrize("reply,credited", [
+    ("Harlow Bridge (1911) is more recent than Dunmore Bridge (1874).", True),      # comparative, side before it
+    ("Harlow Bridge opened later, in 1911 — Dunmore Bridge dates from 1874.", True),
+    ("Harlow Bridge — it opened in 1911, while Dunmore Bridge is much older.", True),  # the side it opens with
+    ("Dunmore Bridge was built in 1874 and Harlow Bridge in 1911. So Harlow Bridge came later.", True),  # conclusion
+    ("Dunmore Bridge (1874) is more recent than Harlow Bridge (1911).", False),
+    ("Comparing the two: Dunmore Bridge is from 1874. Dunmore Bridge opened later than any other.", False),
+    ("Harlow Bridge and Dunmore Bridge.", False),                                     # both as one list
+    ("Probably Harlow Bridge, maybe Dunmore Bridge.", False),
+])
+def test_a_reply_naming_both_sides_is_read_for_the_side_it_picks(reply, credited):
+    q = "Which bridge opened later, Dunmore Bridge or Harlow Bridge?"
+    got = judge.reference_score(reply, "Harlow Bridge", [], question=q)
+    assert (got["score"] >= 4) == credited, got
+
+
+def test_other_names_the_question_allows():
+    where = "Where was the painter of Quiet Harbour born?"
+    assert judge.reference_score("She was born in Tarnow.", "Tarnow, Velkoria", [], question=where)["score"] >= 4
+    assert judge.reference_score("Somewhere in Velkoria.", "Tarnow, Velkoria", [], question=where)["score"] < 4
+    who = "Who did Mira exhibit with in 1931?"  # no place asked: "A, B" is a list of two
+    assert judge.reference_score("Ola Simms.", "Ola Simms, Ian Murray", [], question=who)["score"] < 4
+    nat = "What nationality is the director of Quiet Harbour?"
+    assert judge.reference_score("He is Indian.", "India", [], question=nat)["score"] >= 4
+    assert judge.reference_score("The United States.", "American", [], question=nat)["score"] >= 4
+    assert judge.reference_score("He is Pakistani.", "India", [], question=nat)["score"] < 4
+    job = "What career do both painters share?"
+    assert judge.reference_score("Both worked as illustrators.", "illustrator", [], question=job)["score"] >= 4
+    poss = "Who did Mira paint beside in 1931?"  # a name's possessive is no plural
+    assert judge.reference_score("Ola Murray's brother, Ian.", "Ola Murray", [], question=poss)["score"] < 4
+    assert judge.reference_score("Hawaii.", "Kingdom of Hawaiʻi", [], question=nat)["score"] >= 4 or \
+        judge.reference_score("The Kingdom of Hawaii.", "Kingdom of Hawaiʻi", [], question=nat)["score"] >= 4
+    van = "Who is older, Mart Van Duren or Ola Simms?"
+    assert judge.reference_score("Van Duren.", "Mart Van Duren", [], question=van)["score"] >= 4
+
+
+def test_company_a_member_keeps_is_no_extra_member():
+    q = "Which saxophonist recorded Quiet Harbour?"
+    assert judge.reference_score("Ola Simms, alongside Ian Murray and Ben Tor.", "Ola Simms", [], question=q)[
+        "score"] >= 4
+    assert judge.reference_score("Ola Simms, Ian Murray and Ben Tor.", "Ola Simms", [], question=q)["score"] < 4

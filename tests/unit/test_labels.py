@@ -20,37 +20,49 @@ def test_labelled_sets_are_big_enough_labelled_and_split():
     assert any(a["style"].startswith("unseen:") for a in held)  # never-tuned phrasings, held-out questions only
     assert not any(a["style"].startswith("unseen:") for a in answers if a["split"] == "tune")
     assert len(labels.load_set("judge_replies.jsonl")) >= 70 and len(labels.load_set("localize_replies.jsonl")) >= 33
+    blind = labels.load_set("answers_blind.jsonl")  # hand-written by writers who never saw the judge
+    assert len(blind) >= 600 and {a["split"] for a in blind} == {"blind_dev", "blind_final"}
+    assert {a["dataset"] for a in blind} == {"hotpotqa", "musique", "2wiki", "locomo"}
+    assert all(isinstance(a["correct"], bool) and a["question"] and a["reply"] for a in blind)
+    # the split is by question: no question has replies on both sides
+    sides = {}
+    for a in blind:
+        assert sides.setdefault((a["dataset"], a["qid"]), a["split"]) == a["split"]
+    assert len(labels.load_set("judge_replies_blind.jsonl")) >= 40
+    assert len(labels.load_set("localize_replies_blind.jsonl")) >= 30
 
 
 def test_stored_figures_are_what_todays_rule_gives():
     """agreement.json (shown by diagnose and the page) cannot go stale: it is measured again here."""
     stored = labels.stored_figures()[judge.REFERENCE_VERSION]
-    now = labels.reference_figures("held_out")
-    assert now["rule"] == stored["rule"] and now["labelled_set"] == stored["labelled_set"]
-    for t, row in now["thresholds"].items():
-        for key, value in row.items():
-            assert stored["thresholds"][t][key] == pytest.approx(value), (t, key)
+    assert set(stored) == set(labels.MEASURED_SPLITS)
+    for split in labels.MEASURED_SPLITS:
+        now = labels.reference_figures(split)
+        assert now["rule"] == stored[split]["rule"] and now["labelled_set"] == stored[split]["labelled_set"]
+        for t, row in now["thresholds"].items():
+            for key, value in row.items():
+                assert stored[split]["thresholds"][t][key] == pytest.approx(value), (split, t, key)
 
 
-def test_reference_judge_beats_token_f1_at_every_threshold_on_held_out_items():
-    held = [a for a in labels.load_set() if a["split"] == "held_out"]
-    ref = labels.stored_figures()[judge.REFERENCE_VERSION]["thresholds"]["4"]
-    assert ref["false_reject"] <= 0.10
+@pytest.mark.parametrize("split", sorted(labels.MEASURED_SPLITS))
+def test_reference_judge_beats_token_f1_at_every_threshold(split):
+    name, _ = labels.MEASURED_SPLITS[split]
+    held = [a for a in labels.load_set(name) if a["split"] == split]
+    ref = labels.stored_figures()[judge.REFERENCE_VERSION][split]["thresholds"]["4"]
+    assert ref["false_credit"] <= 0.05  # the issue's target on wrong replies, met on both sets
     correct = [a["correct"] for a in held]
     f1 = [max(answer_match.token_f1(a["reply"], t) for t in [a["gold"], *a["aliases"]]) for a in held]
     for threshold in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0):
         base = labels.rates(correct, [f >= threshold for f in f1])
         assert ref["false_credit"] + ref["false_reject"] < base["false_credit"] + base["false_reject"], threshold
+        assert ref["false_reject"] < base["false_reject"] or ref["false_credit"] < base["false_credit"]
 
 
 def test_parsers_on_their_labelled_sets():
-    for item in labels.load_set("judge_replies.jsonl"):
+    for item in labels.load_set("judge_replies.jsonl") + labels.load_set("judge_replies_blind.jsonl"):
         assert judge.parse_score(item["reply"]) == item["score"], item["reply"]
-    locs = labels.load_set("localize_replies.jsonl")
-    bad = [it["reply"] for it in locs if localize.canonicalize(it["reply"], it["k"], set(it["context_ids"]))
-           != it["ids"]]
-    assert not [b for b in bad if b in {it["reply"] for it in locs if it["split"] == "tune"}]
-    assert len(bad) <= 1  # held out: "There are 3 relevant ones: 17, 88, 301" (3 is also an id shown) is read wrong
+    for it in labels.load_set("localize_replies.jsonl") + labels.load_set("localize_replies_blind.jsonl"):
+        assert localize.canonicalize(it["reply"], it["k"], set(it["context_ids"])) == it["ids"], it["reply"]
 
 
 def test_workspace_labels_measure_any_judge(ws, monkeypatch):
@@ -67,6 +79,7 @@ def test_workspace_labels_measure_any_judge(ws, monkeypatch):
     assert (mine["n"], mine["n_right"], mine["n_wrong"]) == (2, 1, 1)
     assert mine["false_reject"] == 1.0 and mine["false_credit"] == 0.0
     assert (df["labelled_set"] == labels.PACKAGED_SET).any()  # the packaged held-out figures sit beside them
+    assert (df["labelled_set"] == labels.BLIND_SET).any()  # and the blind set's
     labels.add_label(ws, name, r1, q1, correct=True)  # a later label replaces the earlier one
     assert labels.load_labels(ws).set_index("qid").loc[q1, "correct"]
     with pytest.raises(EmbSError, match="has no answer"):

@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from emb_s_core import bank, judge, ladder, llm, protocol, qa, runs
+from emb_s_core import bank, judge, ladder, llm, localize, protocol, qa, runs
 from emb_s_core.errors import EmbSError
 from testkit.use_bank import question_of, scripted, use_base_ws, ws  # noqa: F401 (fixtures)
 
@@ -336,3 +336,24 @@ def test_llm_judgments_of_the_old_parser_are_read_with_the_new_one(ws, monkeypat
     assert got.loc[qids[0], "score"] == 4 and got.loc[qids[0], "status"] == "ok"
     assert np.isnan(got.loc[qids[1], "score"]) and got.loc[qids[1], "status"] == judge.UNPARSEABLE
     assert judge.summary(ws, name).set_index("judge").loc["llm:gpt-4o-mini", "unparseable"] == 1
+
+
+@pytest.mark.parametrize("reply,ids", [
+    ("Of the 11 passages only two count: 31 and 5.", [31, 5]),                 # a count before its noun
+    ("Doc 31 looks close but not 31 after all; the answer is in 5 and 1987.", [5, 1987]),  # set aside
+    ("The 1987 album is covered by 5, then 31.", [5, 31]),                       # a year in prose
+    ("Documents 5 and 31 (11 is irrelevant).", [5, 31]),
+    ("Relevant: 1987 and 5.", [1987, 5]),                                        # an id that looks like a year
+])
+def test_localization_reads_what_the_reply_names_as_its_answer(reply, ids):
+    context = {1, 5, 11, 31, 1987, 2}
+    assert localize.canonicalize(reply, 2, context) == ids
+
+
+@pytest.mark.parametrize("reply,score", [
+    ("I'd rate this a three out of five: the year is right, the month is not.", 3),
+    ("Score: 4\nScore: 2", None),                               # two scores, neither revised
+    ("Score: 4 — on reflection the date is wrong. Score: 2", 2),  # revised
+])
+def test_judge_parser_reads_scales_in_words_and_revisions(reply, score):
+    assert judge.parse_score(reply) == score
