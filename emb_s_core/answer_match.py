@@ -316,6 +316,7 @@ _DATES = [re.compile(p, re.I) for p in (
     r"(?<!\d)(?P<y>\d{4})-(?P<m>[01]?\d)(?:-(?P<d>[0-3]?\d))?(?!\d)",                    # 1505-12-25, 2024-02
     r"(?<![\d/.])(?P<d>\d{1,2})[/.](?P<m>\d{1,2})[/.](?P<y>\d{4})(?!\d)",  # 25/12/1505 (day first)
     r"(?<!\d)(?P<y>\d{4})[/.](?P<m>[01]?\d)[/.](?P<d>[0-3]?\d)(?!\d)",                   # 1505/12/25
+    r"(?<![\d/.])(?P<m>[01]?\d)/(?P<y>\d{4})(?![\d/])",                                  # 05/2022
     r"(?<!\d)" + _DAY.format("d") + r"-" + _MONTH.format("mn") + r"-" + _YEAR.format("y"),  # 25-Dec-1505
     r"(?:the\s+)?" + _DAY.format("d") + r"\s+(?:of\s+)?" + _MONTH.format("mn") + r",?\s+" + _YEAR.format("y"),
     _MONTH.format("mn") + r"\s+(?:the\s+)?" + _DAY.format("d") + r"(?:,\s*|\s+)" + _YEAR.format("y"),
@@ -330,7 +331,10 @@ _SMALL = {w: i for i, w in enumerate(("zero", "one", "two", "three", "four", "fi
 _TENS = {w: 10 * i for i, w in enumerate(("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty",
                                           "ninety")) if w}
 _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
-             "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "twentieth": 20}
+             "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14,
+             "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19, "twentieth": 20,
+             "thirtieth": 30, "fortieth": 40, "fiftieth": 50, "sixtieth": 60, "seventieth": 70, "eightieth": 80,
+             "ninetieth": 90, "hundredth": 100}
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 10 ** 6, "billion": 10 ** 9}
 _NUMBER_WORD = "|".join([*_SMALL, *_TENS, *_SCALES, "and"])
 _NUMBER_WORDS = re.compile(r"\b(?:(?:%s)(?:[\s-]+(?:%s))*)\b" % (_NUMBER_WORD, _NUMBER_WORD), re.I)
@@ -479,7 +483,9 @@ RELATIONS = frozenset({"son", "daughter", "wife", "husband", "father", "mother",
 _PARTICLES = frozenset({"van", "von", "de", "da", "di", "del", "della", "der", "den", "du", "la", "le", "st", "mac",
                         "bin", "ibn", "al", "el", "ter", "ten", "dos", "das"})
 _TITLES = frozenset({"mr", "mrs", "ms", "dr", "sir", "lord", "lady", "saint", "st", "king", "queen", "prince",
-                     "president", "general", "captain", "professor", "prof"})
+                     "president", "general", "captain", "professor", "prof", "colonel", "col", "major", "lieutenant",
+                     "sergeant", "admiral", "commander", "detective", "inspector", "di", "dci", "ds", "judge",
+                     "senator", "governor", "bishop", "reverend", "rev", "chief", "count", "duke", "earl", "baron"})
 _GENERIC = frozenset({"college", "university", "school", "company", "county", "river", "island", "church", "hospital",
                       "airport", "stadium", "inc", "fc", "ltd", "corporation", "academy", "institute", "lake",
                       "mountain", "province", "district", "city", "band", "group", "records"})
@@ -609,6 +615,8 @@ def picked_side(text: str, answer_side: list[str], competitors: list[str], qword
 def modifier(reply: "Reply", start: int, qwords: frozenset[str]) -> bool:
     """``son of X``, ``successor of X``: X describes another person the reply names (a relation the question does
     not ask about)."""
+    while start >= 1 and reply.tokens[start - 1] in _TITLES:
+        start -= 1  # "son of Sir Francis Baring"
     return (start >= 2 and reply.tokens[start - 1] == "of" and reply.tokens[start - 2] in RELATIONS
             and reply.tokens[start - 2] not in qwords)
 
@@ -673,22 +681,87 @@ _DEMONYMS = dict(pair.split(":") for pair in (
     "Afghanistan:Afghan; Malaysia:Malaysian; Singapore:Singaporean").split("; "))
 
 
-def place_and_people(truth: str, question: str | None) -> list[str]:
-    """Other names of the same answer the question's kind allows: the town of "Montreal, Quebec" when a place is
-    asked (never the region alone), "Indian" for "India" (and back) when a nationality or country is asked."""
+_COUNTRY_NAMES = [("United States", "USA", "US", "America", "United States of America"),  # "US" as a cased token
+                  ("United Kingdom", "UK", "Britain", "Great Britain")]
+_NICKNAME = re.compile(r"^(?P<first>[^\"“”]+?)\s+[\"“](?P<nick>[^\"”]+)[\"”]\s+(?P<last>.+)$")
+YES_NO_LEAD = re.compile(r"^\s*(yes|no)\b\s*[;,.:—–-]", re.I)
+
+
+def other_names(truth: str, question: str | None) -> list[str]:
+    """Other names of the same answer that the question's kind allows: the town of "Montreal, Quebec" when a place is
+    asked (never the region alone); "Indian" for "India", "USA" for "United States" (and back) when a nationality or
+    country is asked; the nickname form of 'Reginald Martinez "Reggie" Jackson'; a name without its title ("Humphrey
+    Goodman" for "DI Humphrey Goodman"); "yes" for a gold that opens with it ("Yes; it's classical music")."""
     out = []
+    folded = fold(truth).strip()
     head = truth.split(",")[0].strip()
     if PLACE_QUESTION.search(question or "") and "," in truth and head[:1].isupper() and not re.search(r"\d", head):
         out.append(head)
     if NATIONALITY_QUESTION.search(question or ""):
-        folded = fold(truth).strip()
         for country, people in _DEMONYMS.items():
             if folded.endswith(country) and (folded == country or folded.lower().startswith(("the ", "kingdom",
                                                                                               "republic"))):
                 out.append(people)
             elif folded == people:
                 out.append(country)
-    return out
+        for names in _COUNTRY_NAMES:
+            if any(canon(folded) == canon(n) for n in names) or any(canon(o) == canon(names[0]) for o in out):
+                out += [n for n in names if canon(n) != canon(folded)]
+    if m := _NICKNAME.match(folded):
+        out.append(f"{m.group('nick')} {m.group('last').split()[-1]}")
+    words = folded.split()
+    if len(words) >= 3 and (words[0].lower().rstrip(".") in _TITLES or re.fullmatch(r"[A-Z]{2,3}", words[0])):
+        out.append(" ".join(words[1:]))
+    if m := YES_NO_LEAD.match(folded):
+        out.append(m.group(1).lower())
+    return list(dict.fromkeys(o for o in out if canon(o) and canon(o) != canon(folded)))
+
+
+# --------------------------------------------------------------------------------------------- covered in other words
+_SUFFIXES = ("ational", "ations", "ation", "ically", "ical", "ities", "ity", "ingly", "ing", "edly", "ed", "ers", "er",
+             "ies", "es", "s", "ly", "al", "ic")
+_LIGHT = frozenset({"a", "an", "the", "of", "in", "on", "at", "to", "for", "with", "and", "or", "by", "from", "is",
+                    "are", "was", "were", "be", "it", "its", "his", "her", "their", "them", "they", "he", "she",
+                    "that", "this", "as", "while", "s"})
+
+
+def stem(word: str) -> str:
+    """A light suffix-stripping stem ("volunteered" / "volunteering" → "volunteer", "electrical" / "electricity" →
+    "electr"), for reading free-form answers given in other words; numbers and short words stay as they are."""
+    while not word.isdigit():
+        cut = next((suf for suf in _SUFFIXES if word.endswith(suf) and len(word) - len(suf) >= 4), None)
+        if cut is None:
+            break
+        word = word[: -len(cut)]
+        if len(word) >= 2 and word[-1] == word[-2] and word[-1] not in "lsz":
+            word = word[:-1]  # "putting" → "putt" → "put"
+    return word
+
+
+def covers(reply_text: str, truth: str, question: str | None) -> bool:
+    """A free-form answer given in other words: every content word of ``truth`` the question does not already say is
+    in the reply (by :func:`stem`), its numbers in their order, at least two such words in lower case (names, dates
+    and numbers are read as phrases), and the reply adds no negation or word of doubt the truth does not have ("volunteered at a homeless shelter" for "Volunteering at a homeless
+    shelter"; not "an animal shelter", not "did not volunteer")."""
+    gold = [w for w in canon(truth).split() if w not in _LIGHT]
+    reply = canon(reply_text).split()
+    asked = {stem(w) for w in canon(question).split()}
+    needed = [w for w in gold if w.isdigit() or stem(w) not in asked]
+    common = [w for w in fold(truth).split() if w.isalpha() and w.islower() and w not in _LIGHT
+              and stem(canon(w)) not in asked]
+    if len(needed) < 2 or len(common) < 2:
+        return False  # names, dates and numbers are read as phrases, not word by word
+    if DOUBT_WORDS.search(reply_text) or any(pair in NEGATION_BIGRAMS for pair in zip(reply, reply[1:])) or \
+            set(reply) & CONSIDERED:
+        return False
+    have = {stem(w) for w in reply}
+    if any(stem(w) not in have for w in needed):
+        return False
+    numbers = [w for w in gold if w.isdigit()]
+    it = iter(w for w in reply if w.isdigit())
+    if not all(n in it for n in numbers):
+        return False
+    return not (set(reply) & NEGATION_CUES) - set(gold)
 
 
 def plural_forms(truth: str) -> list[str]:
@@ -726,10 +799,10 @@ def _name_before(text: str, start: int, gold_words: set[str], own: bool = False)
     if not prev:
         return False
     raw = prev.group(1)
-    word = raw.replace(".", "").lower()
+    word = re.sub(r"['’]s$", "", raw.replace(".", "").lower())  # "He's" is "he"
     if raw.endswith(".") and not re.fullmatch(r"(?:[A-Z]\.)+", raw):
         return False  # a sentence ends there
-    if not raw[0].isupper() or word in _TITLES or word in _SENTENCE_OPENERS:
+    if not raw[0].isupper() or word in _TITLES or word in _SENTENCE_OPENERS or (word == "the" and not own):
         return False
     return own or word not in gold_words
 
@@ -800,13 +873,15 @@ DOUBT_WORDS = re.compile(
     r"disputed|debunked|refuted|contradict\w*|ruled? out|rules out|dismiss\w*|discard\w*|near[- ]miss\w*|"
     r"not the case|not quite|not (?:actually|really|the (?:right|correct|actual|real))|"
     r"(?:commonly|widely|popularly|often|many|some(?: people)?|people) (?:believed?|thought|think|assumed?|said|say|"
-    r"claim(?:ed)?|confuse[ds]?)|(?:some|many|several|other|older|a few) (?:\w+ ){0,2}(?:says?|said|lists?|listed|"
+    r"claim(?:ed)?|confuse[ds]?)|(?:often|commonly|usually|widely|sometimes|popularly|frequently) (?:associated|"
+    r"linked|credited|cited|called|described|listed|given|named|mentioned|mistaken)|(?:some|many|several|other|older|a few) (?:\w+ ){0,2}(?:says?|said|lists?|listed|"
     r"gives?|gave|claims?|claimed|suggests?|suggested|reports?|reported|puts?|states?|stated|describes?)|(?:looks|seems|sounds) (?:like|right|plausible)|at first glance)\b",
     re.I)
 # after the answer, a turn to something else: "X, but Y", "X; today it is Y", "X was renamed Y"
 TURN_WORDS = re.compile(
     r"\b(?:however|yet|instead|rather|actually|in fact|in reality|in truth|nowadays|today|currently|now|presently|"
-    r"later|subsequently|renamed|replaced|succeeded|became|changed|but(?= (?:it|that|this|the|he|she|they)\b))\b",
+    r"later|subsequently|renamed|replaced|succeeded|became|changed|"
+    r"but(?= (?:it|that|this|the|he|she|they|his|her|their|its|in|according|per|actually)\b))\b",
     re.I)
 # the answer inside a conditional or supposition: "if it were X, …", "assuming X, …"
 CONDITIONAL = re.compile(r"\b(?:if|suppose|supposing|assuming|unless|hypothetically|imagine|were it|had it been)\b"
@@ -817,7 +892,7 @@ UNSURE = re.compile(r"\b(?:either|probably|possibly|perhaps|maybe|likely|might|c
 # a commitment the reply makes later to something that is not the answer: "… So my answer is Y."
 COMMITMENT = re.compile(r"\b(?:final answer|the answer is|answer:|i'?d go with|i would go with|i'?ll go with|"
                         r"my answer|i'?d say|i would say|best guess|so it'?s|so it is|therefore|thus|hence|"
-                        r"in conclusion|to conclude|overall)\b", re.I)
+                        r"in conclusion|to conclude|overall)(?!\w)", re.I)
 # a number the reply bounds rather than states: "fewer than 821", "over 1,000", "almost 230"
 QUALIFIED_NUMBER = re.compile(r"\b(?:fewer|less|more|over|under|above|below|nearly|almost|beyond|exceeding|"
                               r"(?:at|no) (?:least|most|more|fewer)|up to|just (?:over|under|shy of)|shy of|than)"
@@ -870,6 +945,32 @@ def _moves_on_to_answer(rest: str, phrases: list[str]) -> bool:
     return not any(before.mentions(p) for p in phrases) and any(after.mentions(p) for p in phrases)
 
 
+def _abbreviates(short: str, name: str) -> bool:
+    """"AL" for "Alabama", "MN" for "Minnesota": the first letter, then the rest in order."""
+    short, name = short.lower(), name.lower()
+    rest = iter(name[1:])
+    return bool(short) and name[:1] == short[0] and all(c in rest for c in short[1:])
+
+
+def _other_place(text: str, phrases: list[str], question: str | None) -> str | None:
+    """The reply puts the answer's town in another region ("Hastings, Nebraska" for "Hastings, Minnesota"), when a
+    place is asked."""
+    if not PLACE_QUESTION.search(question or ""):
+        return None
+    folded = fold(text)
+    for p in phrases:
+        head, _, region = fold(p).partition(",")
+        if not region.strip():
+            continue
+        for m in re.finditer(r"(?<![\w])" + re.escape(head.strip()) + r",\s*([A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)", folded):
+            found = m.group(1)
+            if canon(found) in (canon(region), *canon(region).split()) or \
+                    (found.isupper() and len(found) <= 3 and _abbreviates(found, region.strip())):
+                continue
+            return "another place of that name"
+    return None
+
+
 def _head_to_answer(sentence: str, phrases: list[str]) -> str:
     """``sentence`` up to the end of the first word at which it names the answer (all of it when it never does)."""
     for m in re.finditer(r"\S+", sentence):
@@ -900,8 +1001,11 @@ def doubt(text: str, phrases: list[str], question: str | None) -> str | None:
         for m in DOUBT_WORDS.finditer(parts[i]):
             if not _moves_on_to_answer(parts[i][m.end():], phrases):
                 return f"doubt: {m.group().lower()!r}"
-    if conflict := _conflicting_date(text, phrases):
+    if conflict := _conflicting_date(text, phrases) or _other_place(text, phrases, question):
         return conflict
+    last = Reply.parse(parts[names[-1]], phrases)
+    if not any(not last.negated(s, e) for p in phrases for s, e in last.occurrences(p)):
+        return "denied where last named"  # "… then at Charles University. … Vienna rather than Charles University."
     for i in names:
         s = parts[i]
         head = _head_to_answer(s, phrases)

@@ -70,8 +70,8 @@ def reference_score(prediction: str | None, answer: str | None, aliases: list[st
         raise EmbSError("the reference judge needs the question (question=None given)",
                         fix="pass question=<the query text>: what a reply claims depends on what was asked.")
     truths = [t for t in [answer, *(aliases or [])] if t]
-    places = [p for t in truths for p in answer_match.place_and_people(t, question)]
-    truths += places + [p for t in truths for p in answer_match.plural_forms(t)]
+    others = [p for t in truths for p in answer_match.other_names(t, question)]
+    truths += others + [p for t in truths for p in answer_match.plural_forms(t)]
     pred = prediction or ""
     canon = answer_match.canon
     em = max((float(canon(pred) == canon(t) and bool(canon(t))) for t in truths), default=0.0)
@@ -83,11 +83,12 @@ def reference_score(prediction: str | None, answer: str | None, aliases: list[st
     if em:
         return out(5, "exact", True)
     words = answer_match.question_words(question)
-    alts = answer_match.alternatives_for(question, truths)
+    alts = answer_match.alternatives_for(question, [t for t in truths if not answer_match.YES_NO_LEAD.match(t)])
     yes_no = bool(alts) and alts.answer_side[0] in answer_match.YES_NO
     if answer_match.refusal(pred) and not any(answer_match.refusal(t) for t in truths):
         return out(0, "refusal")
-    multi = [e for t in truths if not (places and "," in t) for e in [answer_match.entities(t)] if len(e) > 1]
+    multi = [e for t in truths if not (others and "," in t) and not answer_match.YES_NO_LEAD.match(t)
+             for e in [answer_match.entities(t)] if len(e) > 1]
     text, marks = answer_match.mark_truths(pred, truths, one_entity=not multi and not yes_no)
     units = [m.group(1) for t in truths if (m := _NUMBER_UNIT.fullmatch(canon(t)))]
     truths = [t for t in truths if not answer_match.short_caps(t) and not answer_match.shadowed(pred, t)]
@@ -134,6 +135,8 @@ def reference_score(prediction: str | None, answer: str | None, aliases: list[st
         polarity = answer_match.yes_no_polarity(reply)
         if polarity is not None:
             return out(4, "polarity", True) if polarity == alts.answer_side[0] else out(0, "polarity")
+    if not competitor and any(answer_match.covers(final, t, question) for t in truths):
+        return held_back or out(4, "covered", True)
     blocked = competitor or any(reply.mentions(phrase) and not reply.asserts(phrase, words, yes_no)
                                 for phrase in [*(p for p, _ in sides), *(p for e in multi for p in e)])
     if blocked:
