@@ -5,8 +5,8 @@
 ``--code DIR`` measures the judge and parser code of another checkout (e.g. ``/work/main`` for the figures before
 this change) against this checkout's labelled sets. For each split (``tune``; ``held_out``; within held-out the
 ``unseen`` phrasings, written after tuning; and the *blind* set ``answers_blind.jsonl``, replies written by hand
-by writers who never saw the judge's code: ``blind_dev``, looked at and tuned on for ``reference_v4``, and
-``blind_final``, whose items were never looked at):
+by writers who never saw the judge's code, in three rounds: ``blind_r1`` and ``blind_r2``, each measured once and
+then tuned on for ``reference_v4``, and ``blind_r3``, measured once and never looked at):
 
 - reference judge: credited = score ≥ 4 (diagnose's "answered well"); false credit = wrong replies credited /
   wrong replies, false reject = right replies not credited / right replies;
@@ -15,7 +15,7 @@ by writers who never saw the judge's code: ``blind_dev``, looked at and tuned on
 - localization parser: replies whose ids differ from the label (context ids given when the code accepts them);
   both also on their blind sets (``*_blind.jsonl``, split ``blind``).
 
-``--write-figures`` also stores the reference judge's held-out and blind-final figures (every threshold) in
+``--write-figures`` also stores the reference judge's held-out and ``blind_r3`` figures (every threshold) in
 ``emb_s_core/labelled/agreement.json``, which ``emb-s diagnose`` and the Access-vs-use page show beside its scores.
 """
 from __future__ import annotations
@@ -45,7 +45,7 @@ def rates(items: list[dict], credited: list[bool]) -> dict:
 
 
 def parts(items: list[dict]) -> dict[str, list[int]]:
-    out = {"tune": [], "held_out": [], "held_out_unseen": [], "blind_dev": [], "blind_final": []}
+    out = {"tune": [], "held_out": [], "held_out_unseen": [], "blind_r1": [], "blind_r2": [], "blind_r3": []}
     for i, it in enumerate(items):
         out[it["split"]].append(i)
         if it["split"] == "held_out" and it.get("style", "").startswith("unseen:"):

@@ -128,14 +128,16 @@ def reference_score(prediction: str | None, answer: str | None, aliases: list[st
     if asserted is not None and not competitor:
         if hedging(reply, final, sides):
             return out(min(1, partial), "hedge")
-        if not yes_no and answer_match.extra_members(final, [t for t in truths if t not in marks]):
+        if not yes_no and (answer_match.extra_members(final, [t for t in truths if t not in marks])
+                           or any(answer_match.extra_items(final, e) for e in multi)):
             return out(min(1, partial), "extra members")
         return held_back or out(4, asserted, True)
     if yes_no and not competitor and asserted is None:
         polarity = answer_match.yes_no_polarity(reply)
         if polarity is not None:
             return out(4, "polarity", True) if polarity == alts.answer_side[0] else out(0, "polarity")
-    if not competitor and any(answer_match.covers(final, t, question) for t in truths):
+    if not competitor and any(answer_match.covers(final, t, question) for t in truths) and \
+            not any(answer_match.extra_items(final, e) for e in multi):
         return held_back or out(4, "covered", True)
     blocked = competitor or any(reply.mentions(phrase) and not reply.asserts(phrase, words, yes_no)
                                 for phrase in [*(p for p, _ in sides), *(p for e in multi for p in e)])

@@ -275,3 +275,29 @@ def test_company_a_member_keeps_is_no_extra_member():
     assert judge.reference_score("Ola Simms, alongside Ian Murray and Ben Tor.", "Ola Simms", [], question=q)[
         "score"] >= 4
     assert judge.reference_score("Ola Simms, Ian Murray and Ben Tor.", "Ola Simms", [], question=q)["score"] < 4
+
+
+@pytest.mark.parametrize("question,gold,reply,credited", [
+    # free-form golds in other words, and what must still fail
+    ("Where does Ola volunteer on Sundays?", "Volunteering at a soup kitchen", "She volunteers at a soup kitchen.", True),
+    ("Where does Ola volunteer on Sundays?", "Volunteering at a soup kitchen", "She volunteers at an animal shelter.",
+     False),
+    ("Where does Ola volunteer on Sundays?", "Volunteering at a soup kitchen", "She never volunteered at a soup kitchen.",
+     False),
+    # lists: every member, and nothing besides
+    ("Which rivers did Ola paddle?", "Velkoria, Tarn", "- Velkoria\n- Tarn", True),
+    ("Which rivers did Ola paddle?", "Velkoria, Tarn", "- Velkoria\n- Tarn\n- Ostrel", False),
+    ("Which rivers did Ola paddle?", "Velkoria, Tarn", "Ola paddled the Velkoria, the Tarn and the Ostrel.", False),
+    # another claim first, the answer as an aside, the past, or later
+    ("What car does Ola drive?", "Skoda", "A Volvo estate, though she also likes the Skoda.", False),
+    ("What car does Ola drive?", "Skoda", "She used to drive a Skoda, but now she has a Volvo estate.", False),
+    ("What car does Ola drive?", "Skoda", "She drives a Skoda Octavia.", True),
+    ("What is Ola learning?", "cello", "Ola was learning the flute then; the cello came later.", False),
+    # possessives: the name itself, or a modifier of another person
+    ("Which film was shot first, Quiet Harbour or Grey Dunes?", "Quiet Harbour",
+     "Quiet Harbour's shoot came first, two years before Grey Dunes.", True),
+    ("Who directed Quiet Harbour?", "Ola Simms", "Ola Simms's assistant, Ian Tor.", False),
+])
+def test_round_two_classes(question, gold, reply, credited):
+    got = judge.reference_score(reply, gold, [], question=question)
+    assert (got["score"] >= 4) == credited, got
