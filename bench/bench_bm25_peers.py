@@ -21,6 +21,7 @@ import json
 import os
 import sys
 import time
+import types
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout, not an installed copy
@@ -44,9 +45,17 @@ def workspace(root: Path, size: str):
 
 
 def load_old(before: str):
-    spec = importlib.util.spec_from_file_location("bm25_before", Path(before) / "emb_s_core/retrievers/bm25.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    """The BM25 module of ``before``, with its own compiled kernel (if it has one), not this checkout's: the kernel's
+    functions change with the code they serve."""
+    src = (Path(before) / "emb_s_core/retrievers/bm25.py").read_text()
+    kernel = Path(before) / "emb_s_core/retrievers/bm25_kernel.py"
+    if kernel.exists():
+        spec = importlib.util.spec_from_file_location("bm25_kernel_before", kernel)
+        sys.modules["bm25_kernel_before"] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules["bm25_kernel_before"])
+        src = src.replace("emb_s_core.retrievers.bm25_kernel", "bm25_kernel_before")
+    mod = types.ModuleType("bm25_before")
+    exec(compile(src, str(Path(before) / "emb_s_core/retrievers/bm25.py"), "exec"), mod.__dict__)
     return mod
 
 
