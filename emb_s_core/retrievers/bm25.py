@@ -26,7 +26,7 @@ import numpy as np
 from emb_s_core.errors import EmbSError
 from emb_s_core.progress import counted
 from emb_s_core.retrievers.base import QueryPools, Ranking, Retriever, pool_key, stacked, topk, topk_sparse
-from emb_s_core.retrievers.text import tokenize
+from emb_s_core.retrievers.text import tokenize, words
 from emb_s_core.store import Workspace
 
 K1 = 1.5
@@ -140,11 +140,12 @@ class BM25(Retriever):
         return self._pools[key]
 
     def query_matrix(self, queries: list[str]):
-        """Query term counts (n_queries × vocabulary); words outside the vocabulary score nothing."""
+        """Query term counts (n_queries × vocabulary); words outside the vocabulary score nothing (stopwords are
+        never in it: it is built from :func:`tokenize`)."""
         from scipy import sparse
 
         get = self.vocab.get
-        per_query = [[j for j in map(get, tokenize(q)) if j is not None] for q in queries]
+        per_query = [[j for j in map(get, words(q)) if j is not None] for q in queries]
         rows = np.repeat(np.arange(len(queries)), [len(js) for js in per_query])
         cols = np.fromiter((j for js in per_query for j in js), np.int64, len(rows))
         return sparse.csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(queries), self.postings.shape[1]))
