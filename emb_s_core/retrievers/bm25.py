@@ -251,8 +251,11 @@ def _top_in_pool(ids: np.ndarray, scores: np.ndarray, qp: QueryPools, i: int, k:
                    np.concatenate([top.scores, np.zeros((1, len(pad)))], axis=1))
 
 
-#: extra candidates asked of the top-n product beyond K, so ties at the K-th place can be ordered by doc id
-TIE_SLACK = 16
+#: extra candidates the kernel keeps beyond K, so ties at the K-th place can be ordered by doc id without scoring the
+#: query again (a query with more ties than this at the cut is scored in full: exact either way). Small because the
+#: kernel's heap work grows with its size: 4 instead of 16 was 23% less time a query at 1M tokens, and no query of
+#: the demo banks at 1M/30M needed the full scoring (bench/RESULTS.md).
+TIE_SLACK = 4
 
 
 def top_scores(q_terms, weights, ids: np.ndarray, k: int, decimals: int = 6) -> Ranking:
