@@ -282,7 +282,7 @@ def top_scores(q_terms, weights, ids: np.ndarray, k: int, decimals: int = 6) -> 
           weights.indices.astype(np.int32, copy=False), weights.data.astype(np.float64, copy=False), n, m, cols,
           vals, counts)
     out = Ranking(np.empty((n_q, k), np.int64), np.zeros((n_q, k)))
-    order_top(cols, vals, np.round(vals, decimals), counts, ids.astype(np.int64, copy=False), k, out.ids, out.scores)
+    order_top(cols, vals, np.round(vals, decimals), counts, np.ascontiguousarray(ids, np.int64), k, out.ids, out.scores)
     full_rows = np.flatnonzero((counts >= m) & (m < n))
     if len(full_rows):
         sorted_vals = -np.sort(-vals[full_rows], axis=1)

@@ -229,3 +229,19 @@ def test_rankings_bit_identical_to_the_numpy_formula(tmp_path):
             want = topk(scores, ids, k)
             np.testing.assert_array_equal(got[name].ids, want.ids, err_msg=f"{name} k={k}")
             np.testing.assert_array_equal(got[name].scores, want.scores, err_msg=f"{name} k={k}")
+
+
+def test_install_warm_compiles_every_signature_ranking_uses(tmp_path):
+    """``scripts/install.sh`` runs ``warm()`` so no user process compiles: ranking (strided pools, short lists,
+    k above the pool) must call each kernel with exactly the types warm() compiled, never a second specialisation."""
+    from emb_s_core.retrievers import bm25_kernel
+
+    bm25_kernel.warm()
+    kernels = (bm25_kernel.term_df, bm25_kernel.fill_weights, bm25_kernel.top_m, bm25_kernel.order_top)
+    assert [len(f.signatures) for f in kernels] == [1, 1, 1, 1]
+    ws = text_workspace(tmp_path, ["apple banana", "cherry banana banana", "durian", "elder fig", "apple fig"])
+    r = retrievers.get("bm25")
+    r.prepare(ws, None)
+    for k in (2, 10):
+        r.rank(["apple fig", "banana", "nothing"], {"all": r.doc_ids, "every other": r.doc_ids[::2]}, k)
+    assert [len(f.signatures) for f in kernels] == [1, 1, 1, 1]
