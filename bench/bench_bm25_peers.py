@@ -79,15 +79,8 @@ def run(size: str, a) -> dict:
     pool = {"all": project.doc_ids}
     q_tokens = [[t for t in tokenize(q) if t in project.vocab] or [""] for q in queries]
     # the project from token lists (as bm25s is given them): terms looked up, counted, scored
-    vocab = project.vocab
-
     def from_tokens():
-        from scipy import sparse
-
-        cols = [vocab[t] for q in q_tokens for t in q if t in vocab]
-        rows = np.repeat(np.arange(len(q_tokens)), [sum(t in vocab for t in q) for q in q_tokens])
-        qm = sparse.csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(q_tokens), project.postings.shape[1]))
-        return project.rank_matrix(qm, pool, 10)["all"]
+        return project.rank_matrix(project.term_matrix(q_tokens), pool, 10)["all"]
 
     contenders = {"project": lambda: project.rank(queries, pool, 10)["all"], "project-tokens": from_tokens}
     if a.before:

@@ -140,15 +140,19 @@ class BM25(Retriever):
         return self._pools[key]
 
     def query_matrix(self, queries: list[str]):
-        """Query term counts (n_queries × vocabulary); words outside the vocabulary score nothing (stopwords are
-        never in it: it is built from :func:`tokenize`)."""
+        """Query term counts (n_queries × vocabulary); words outside the vocabulary score nothing."""
+        return self.term_matrix([words(q) for q in queries])
+
+    def term_matrix(self, token_lists: list[list[str]]):
+        """Term counts (n_lists × vocabulary) of already tokenized queries; tokens outside the vocabulary score
+        nothing (stopwords are never in it: it is built from :func:`tokenize`, so no stopword pass is needed)."""
         from scipy import sparse
 
         get = self.vocab.get
-        per_query = [[j for j in map(get, words(q)) if j is not None] for q in queries]
-        rows = np.repeat(np.arange(len(queries)), [len(js) for js in per_query])
+        per_query = [[j for j in map(get, toks) if j is not None] for toks in token_lists]
+        rows = np.repeat(np.arange(len(per_query)), [len(js) for js in per_query])
         cols = np.fromiter((j for js in per_query for j in js), np.int64, len(rows))
-        return sparse.csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(queries), self.postings.shape[1]))
+        return sparse.csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(per_query), self.postings.shape[1]))
 
     def rank(self, queries: list[str], pools: Mapping[str, np.ndarray], k: int) -> dict[str, Ranking]:
         return self.rank_matrix(self.query_matrix(queries), pools, k)
