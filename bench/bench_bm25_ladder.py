@@ -1,5 +1,6 @@
 """The whole ladder with BM25: ``evaluate.evaluate(ws, "bm25", k=100)`` on every rung of a demo bank's built ladder,
-with this checkout's scoring kernel and with ``--before DIR``'s (its ``BM25.rank`` swapped in, same TF matrix code),
+with this checkout's scoring kernel and with ``--before DIR``'s (its ``BM25.rank``, ``rank_matrix`` and ``query_matrix``
+swapped in, with its own module's helpers and kernel; same TF matrix code),
 each in its own process (so each pays its own preparation), in turns; then bm25s (numpy and numba) the only way it
 can give each rung its own statistics: one index per rung, each rung's queries retrieved top-100 on it.
 
@@ -33,7 +34,10 @@ def project(ws_path: str, variant: str, before: str | None) -> dict:
 
         from emb_s_core.retrievers import bm25
 
-        bm25.BM25.rank = load_old(before).BM25.rank
+        old = load_old(before).BM25
+        for method in ("rank", "rank_matrix", "query_matrix"):  # rank calls the others: all of them from before
+            if method in vars(old):
+                setattr(bm25.BM25, method, vars(old)[method])
     c, t = time.process_time(), time.perf_counter()
     name = evaluate.evaluate(Workspace(ws_path), "bm25", name=f"bm25-{variant}", k=100)
     return {"variant": variant, "run": name, "cpu_s": round(time.process_time() - c, 1),

@@ -21,6 +21,7 @@ import json
 import os
 import sys
 import time
+import types
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout, not an installed copy
@@ -44,9 +45,17 @@ def workspace(root: Path, size: str):
 
 
 def load_old(before: str):
-    spec = importlib.util.spec_from_file_location("bm25_before", Path(before) / "emb_s_core/retrievers/bm25.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    """The BM25 module of ``before``, with its own compiled kernel (if it has one), not this checkout's: the kernel's
+    functions change with the code they serve."""
+    src = (Path(before) / "emb_s_core/retrievers/bm25.py").read_text()
+    kernel = Path(before) / "emb_s_core/retrievers/bm25_kernel.py"
+    if kernel.exists():
+        spec = importlib.util.spec_from_file_location("bm25_kernel_before", kernel)
+        sys.modules["bm25_kernel_before"] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules["bm25_kernel_before"])
+        src = src.replace("emb_s_core.retrievers.bm25_kernel", "bm25_kernel_before")
+    mod = types.ModuleType("bm25_before")
+    exec(compile(src, str(Path(before) / "emb_s_core/retrievers/bm25.py"), "exec"), mod.__dict__)
     return mod
 
 
@@ -70,15 +79,8 @@ def run(size: str, a) -> dict:
     pool = {"all": project.doc_ids}
     q_tokens = [[t for t in tokenize(q) if t in project.vocab] or [""] for q in queries]
     # the project from token lists (as bm25s is given them): terms looked up, counted, scored
-    vocab = project.vocab
-
     def from_tokens():
-        from scipy import sparse
-
-        cols = [vocab[t] for q in q_tokens for t in q if t in vocab]
-        rows = np.repeat(np.arange(len(q_tokens)), [sum(t in vocab for t in q) for q in q_tokens])
-        qm = sparse.csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(q_tokens), project.postings.shape[1]))
-        return project.rank_matrix(qm, pool, 10)["all"]
+        return project.rank_matrix(project.term_matrix(q_tokens), pool, 10)["all"]
 
     contenders = {"project": lambda: project.rank(queries, pool, 10)["all"], "project-tokens": from_tokens}
     if a.before:

@@ -26,7 +26,7 @@ import numpy as np
 from emb_s_core.errors import EmbSError
 from emb_s_core.progress import counted
 from emb_s_core.retrievers.base import QueryPools, Ranking, Retriever, pool_key, stacked, topk, topk_sparse
-from emb_s_core.retrievers.text import tokenize
+from emb_s_core.retrievers.text import tokenize, words
 from emb_s_core.store import Workspace
 
 K1 = 1.5
@@ -141,13 +141,18 @@ class BM25(Retriever):
 
     def query_matrix(self, queries: list[str]):
         """Query term counts (n_queries × vocabulary); words outside the vocabulary score nothing."""
+        return self.term_matrix([words(q) for q in queries])
+
+    def term_matrix(self, token_lists: list[list[str]]):
+        """Term counts (n_lists × vocabulary) of already tokenized queries; tokens outside the vocabulary score
+        nothing (stopwords are never in it: it is built from :func:`tokenize`, so no stopword pass is needed)."""
         from scipy import sparse
 
         get = self.vocab.get
-        per_query = [[j for j in map(get, tokenize(q)) if j is not None] for q in queries]
-        rows = np.repeat(np.arange(len(queries)), [len(js) for js in per_query])
+        per_query = [[j for j in map(get, toks) if j is not None] for toks in token_lists]
+        rows = np.repeat(np.arange(len(per_query)), [len(js) for js in per_query])
         cols = np.fromiter((j for js in per_query for j in js), np.int64, len(rows))
-        return sparse.csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(queries), self.postings.shape[1]))
+        return sparse.csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(per_query), self.postings.shape[1]))
 
     def rank(self, queries: list[str], pools: Mapping[str, np.ndarray], k: int) -> dict[str, Ranking]:
         return self.rank_matrix(self.query_matrix(queries), pools, k)
@@ -159,13 +164,11 @@ class BM25(Retriever):
         terms, q_cols = np.unique(qm.indices, return_inverse=True)
         # the query matrix over the batch's terms only, built from its arrays (column slicing would copy and sort)
         q_terms = sparse.csr_matrix((qm.data, q_cols.astype(np.int32), qm.indptr), shape=(qm.shape[0], len(terms)))
-        term_of, doc_of, tf = query_postings(self.postings, terms)
-        dl = self.lengths[doc_of].astype(np.float64)
         out = {}
         for name, ids in pools.items():
             ids = np.asarray(ids, dtype=np.int64)
             column, n, avgdl = self._pool_of(ids)
-            weights = pool_weights(term_of, column[doc_of], tf, dl, len(terms), n, avgdl, self.k1, self.b)
+            weights = pool_weights(self.postings, self.lengths, terms, column, n, avgdl, self.k1, self.b)
             out[name] = top_scores(q_terms, weights, ids, k)
         return out
 
@@ -252,8 +255,11 @@ def _top_in_pool(ids: np.ndarray, scores: np.ndarray, qp: QueryPools, i: int, k:
                    np.concatenate([top.scores, np.zeros((1, len(pad)))], axis=1))
 
 
-#: extra candidates asked of the top-n product beyond K, so ties at the K-th place can be ordered by doc id
-TIE_SLACK = 16
+#: extra candidates the kernel keeps beyond K, so ties at the K-th place can be ordered by doc id without scoring the
+#: query again (a query with more ties than this at the cut is scored in full: exact either way). Small because the
+#: kernel's heap work grows with its size: 4 instead of 16 was 23% less time a query at 1M tokens, and no query of
+#: the demo banks at 1M/30M needed the full scoring (bench/RESULTS.md).
+TIE_SLACK = 4
 
 
 def top_scores(q_terms, weights, ids: np.ndarray, k: int, decimals: int = 6) -> Ranking:
@@ -261,12 +267,12 @@ def top_scores(q_terms, weights, ids: np.ndarray, k: int, decimals: int = 6) -> 
     rounded to ``decimals`` descending, then smaller doc id).
 
     The product and the selection are one pass of the compiled kernel (``bm25_kernel.top_m``: a dense accumulator
-    per query, only the best ``k + TIE_SLACK`` kept), so no query's full score row is materialized. Its choice among
-    equal scores is arbitrary, so a query is exact only if the last candidate scores clearly below the k-th (by more
-    than the rounding step); the few queries where it does not (ties straddling the cut) are scored in full."""
-    from scipy import sparse
-
-    from emb_s_core.retrievers.bm25_kernel import top_m
+    per query, only the best ``k + TIE_SLACK`` kept), so no query's full score row is materialized; the candidates are
+    then ordered by ``bm25_kernel.order_top`` (rounded by NumPy's ``np.round``, as ``topk_sparse`` does). The kernel's
+    choice among equal scores is arbitrary, so a query is exact only if the last candidate scores clearly below the
+    k-th (by more than the rounding step); the few queries where it does not (ties straddling the cut) are scored in
+    full."""
+    from emb_s_core.retrievers.bm25_kernel import order_top, top_m
 
     n_q, n = q_terms.shape[0], weights.shape[1]
     k = min(k, n)
@@ -279,43 +285,40 @@ def top_scores(q_terms, weights, ids: np.ndarray, k: int, decimals: int = 6) -> 
           q_terms.data.astype(np.float64, copy=False), weights.indptr.astype(np.int64),
           weights.indices.astype(np.int32, copy=False), weights.data.astype(np.float64, copy=False), n, m, cols,
           vals, counts)
-    keep = np.arange(m)[None, :] < counts[:, None]
-    indptr = np.zeros(n_q + 1, np.int64)
-    np.cumsum(counts, out=indptr[1:])
-    cand = sparse.csr_matrix((vals[keep], cols[keep], indptr), shape=(n_q, n))
-    sorted_vals = -np.sort(-vals, axis=1)  # unfilled places are 0, below every stored (positive) score
+    out = Ranking(np.empty((n_q, k), np.int64), np.zeros((n_q, k)))
+    order_top(cols, vals, np.round(vals, decimals), counts, np.ascontiguousarray(ids, np.int64), k, out.ids, out.scores)
     full_rows = np.flatnonzero((counts >= m) & (m < n))
-    unsure = full_rows[sorted_vals[full_rows, m - 1] >= sorted_vals[full_rows, k - 1] - 10.0 ** -decimals]
-    if len(unsure):
-        rescored = topk_sparse(q_terms[unsure] @ weights, ids, k, decimals)
-    out = topk_sparse(cand, ids, k, decimals)
-    if len(unsure):
-        out.ids[unsure], out.scores[unsure] = rescored.ids, rescored.scores
+    if len(full_rows):
+        sorted_vals = -np.sort(-vals[full_rows], axis=1)
+        unsure = full_rows[sorted_vals[:, m - 1] >= sorted_vals[:, k - 1] - 10.0 ** -decimals]
+        if len(unsure):
+            rescored = topk_sparse(q_terms[unsure] @ weights, ids, k, decimals)
+            out.ids[unsure], out.scores[unsure] = rescored.ids, rescored.scores
     return out
 
 
-def pool_weights(term_of: np.ndarray, col: np.ndarray, tf: np.ndarray, dl: np.ndarray, n_terms: int, n: int,
-                 avgdl: float, k1: float, b: float):
-    """The BM25 weights w(d, t) of one pool (terms × pool columns, CSR) from the batch's postings in term order
-    (``col`` = the posting's column in the pool, -1 outside it). Rows come out sorted by column (postings are in
-    document order and the column map keeps that order), so the matrix is built from its arrays with no sort; zero
-    weights (idf floored at 0) are left out, so every stored score of a product with it is positive."""
+def pool_weights(postings, lengths: np.ndarray, terms: np.ndarray, column: np.ndarray, n: int, avgdl: float,
+                 k1: float, b: float):
+    """The BM25 weights w(d, t) of one pool (``terms`` × pool columns, CSR) from the term-frequency matrix (CSC,
+    documents × vocabulary), ``column`` = each document's column in the pool or -1. Two compiled passes over the
+    terms' postings (df over the pool, then the weights); idf's logarithms in NumPy. Rows come out sorted by column
+    (postings are in document order and the column map keeps that order), so the matrix needs no sort; zero weights
+    (idf floored at 0) are left out, so every stored score of a product with it is positive."""
     from scipy import sparse
 
-    keep = col >= 0
-    if not keep.all():
-        term_of, col, tf, dl = term_of[keep], col[keep], tf[keep], dl[keep]
-    df = np.bincount(term_of, minlength=n_terms)
+    from emb_s_core.retrievers.bm25_kernel import fill_weights, term_df
+
+    starts = postings.indptr[terms].astype(np.int64)
+    ends = postings.indptr[terms + 1].astype(np.int64)
+    df = np.zeros(len(terms), np.int64)
+    term_df(starts, ends, postings.indices, column, df)
     idf = np.maximum(0.0, np.log(n - df + 0.5) - np.log(df + 0.5))
-    norm = k1 * (1 - b + b * dl / (avgdl or 1.0))
-    w = idf[term_of] * tf * (k1 + 1) / (tf + norm)
-    live = idf[term_of] > 0
-    if not live.all():
-        w, col, term_of = w[live], col[live], term_of[live]
-        df = np.bincount(term_of, minlength=n_terms)
-    indptr = np.zeros(n_terms + 1, np.int64)
-    np.cumsum(df, out=indptr[1:])
-    out = sparse.csr_matrix((w, col.astype(np.int32, copy=False), indptr), shape=(n_terms, n))
+    indptr = np.zeros(len(terms) + 1, np.int64)
+    np.cumsum(np.where(idf > 0, df, 0), out=indptr[1:])
+    w_cols, w_vals = np.empty(int(indptr[-1]), np.int32), np.empty(int(indptr[-1]))
+    fill_weights(starts, ends, postings.indices, postings.data, lengths, column, idf, indptr, float(k1), float(b),
+                 float(avgdl or 1.0), w_cols, w_vals)
+    out = sparse.csr_matrix((w_vals, w_cols, indptr), shape=(len(terms), n))
     out.has_sorted_indices = True
     return out
 

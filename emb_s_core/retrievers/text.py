@@ -17,5 +17,11 @@ STOPWORDS = frozenset(
 )
 
 
+def words(text: str) -> list[str]:
+    """The lowercased words of ``text``, stopwords included (a vocabulary built by :func:`tokenize` drops them on
+    lookup, so a query needs no stopword pass)."""
+    return WORD.findall(text.lower())
+
+
 def tokenize(text: str) -> list[str]:
-    return [w for w in WORD.findall(text.lower()) if w not in STOPWORDS]
+    return [w for w in words(text) if w not in STOPWORDS]

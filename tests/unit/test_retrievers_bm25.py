@@ -151,27 +151,97 @@ def test_ties_across_the_cut_keep_the_smaller_doc_ids(tmp_path):
     assert sparse.rank(["apple"], {"all": pools["all"]}, 10)["all"].ids[0].tolist() == list(range(150, 160))
 
 
-def test_compiled_kernel_keeps_the_m_best_of_every_query():
+@pytest.mark.parametrize("n_docs, density", [(500, 0.3), (20000, 0.01)])
+def test_compiled_kernel_keeps_the_m_best_of_every_query(n_docs, density, monkeypatch):
+    """Both ways the kernel selects (a query reaching much of the pool scans its score row by blocks; a sparse one
+    visits the documents it touched) keep the m best, and top_scores orders them as topk does, ties included."""
     from scipy import sparse as sp
 
+    from emb_s_core.retrievers import bm25
     from emb_s_core.retrievers.bm25 import TIE_SLACK, top_scores
-    from emb_s_core.retrievers.bm25_kernel import top_m
+    from emb_s_core.retrievers.bm25_kernel import DENSE, top_m
     from emb_s_core.retrievers.base import topk
 
     rng = np.random.default_rng(4)
     q = sp.random(40, 30, density=0.15, format="csr", random_state=5, data_rvs=lambda s: rng.integers(1, 3, s) * 1.0)
-    w = sp.random(30, 500, density=0.05, format="csr", random_state=6, data_rvs=lambda s: rng.random(s) + 0.01)
+    # weights on a coarse grid: many exact ties, some across the cut at k
+    w = sp.random(30, n_docs, density=density, format="csr", random_state=6,
+                  data_rvs=lambda s: rng.integers(1, 6, s) / 4)
+    postings = np.array([np.diff(w.indptr)[q.indices[q.indptr[i]:q.indptr[i + 1]]].sum() for i in range(40)])
+    dense_rows = postings * DENSE >= n_docs
+    assert dense_rows.all() if n_docs == 500 else not dense_rows.any()
     dense = (q @ w).toarray()
     m = 7
     cols, vals, counts = np.zeros((40, m), np.int64), np.zeros((40, m)), np.zeros(40, np.int64)
     top_m(q.indptr.astype(np.int64), q.indices.astype(np.int32), q.data, w.indptr.astype(np.int64),
-          w.indices.astype(np.int32), w.data, 500, m, cols, vals, counts)
+          w.indices.astype(np.int32), w.data, n_docs, m, cols, vals, counts)
     for i in range(40):
         positive = np.sort(dense[i][dense[i] > 0])[::-1]
         assert counts[i] == min(m, len(positive))
         np.testing.assert_allclose(np.sort(vals[i, :counts[i]])[::-1], positive[:m], rtol=1e-12)
         np.testing.assert_allclose(dense[i, cols[i, :counts[i]]], vals[i, :counts[i]], rtol=1e-12)
-    ids = np.arange(1000, 1500)
-    got, want = top_scores(q, w, ids, 10), topk(dense, ids, 10)
-    np.testing.assert_array_equal(got.ids, want.ids)
-    assert TIE_SLACK > 0
+        assert len(set(cols[i, :counts[i]].tolist())) == counts[i]
+    ids = np.arange(1000, 1000 + n_docs) * 3
+    rescored = []  # queries with more ties at the cut than the kernel keeps are scored in full
+    full = bm25.topk_sparse
+    monkeypatch.setattr(bm25, "topk_sparse", lambda s, *a: rescored.append(s.shape[0]) or full(s, *a))
+    for k in (1, 10, 60):
+        got, want = top_scores(q, w, ids, k), topk(dense, ids, k)
+        np.testing.assert_array_equal(got.ids, want.ids, err_msg=f"k={k}")
+        np.testing.assert_array_equal(got.scores, want.scores, err_msg=f"k={k}")
+    assert TIE_SLACK > 0 and sum(rescored) > 0
+
+
+def test_rankings_bit_identical_to_the_numpy_formula(tmp_path):
+    """Every pool's top-k (ids and scores, to the bit) equals the module's formula evaluated densely in NumPy and
+    ordered by ``topk``: the compiled weights, accumulation, selection and ordering change nothing. Duplicated
+    documents tie exactly (across the cut too), short queries leave lists to pad, a tiny pool floors idf at 0."""
+    from emb_s_core.retrievers.base import topk
+    from emb_s_core.retrievers.bm25 import B, K1
+
+    rng = np.random.default_rng(11)
+    vocab = [f"w{i}" for i in range(80)]
+    zipf = 1 / np.arange(1, 81)
+    texts = [" ".join(rng.choice(vocab, rng.integers(2, 30), p=zipf / zipf.sum())) for _ in range(260)]
+    texts += texts[:40]  # exact duplicates: equal scores that only the doc id orders
+    ws = text_workspace(tmp_path, texts)
+    r = retrievers.get("bm25")
+    r.prepare(ws, None)
+    queries = [" ".join(rng.choice(vocab, rng.integers(1, 6))) for _ in range(60)]
+    queries += ["w0 w0 w3", "w79", "nothing here", "the of and"]
+    pools = {"all": r.doc_ids, "sub": np.sort(rng.choice(r.doc_ids, 150, replace=False)), "tiny": r.doc_ids[:6]}
+    qm = r.query_matrix(queries)
+    tf = r.tf.toarray().astype(np.float64)
+    for k in (3, 10, 100):
+        got = r.rank(queries, pools, k)
+        for name, ids in pools.items():
+            pos = r.positions(ids)
+            n, dl = len(pos), r.lengths[pos].astype(np.float64)
+            df = (tf[pos] > 0).sum(axis=0)
+            idf = np.maximum(0.0, np.log(n - df + 0.5) - np.log(df + 0.5))
+            norm = K1 * (1 - B + B * dl / (dl.sum() / n))
+            scores = np.zeros((len(queries), n))
+            for i in range(len(queries)):
+                for j, c in zip(qm.indices[qm.indptr[i]:qm.indptr[i + 1]], qm.data[qm.indptr[i]:qm.indptr[i + 1]]):
+                    t = tf[pos, j]
+                    w = np.where(t > 0, idf[j] * t * (K1 + 1) / (t + norm), 0.0)
+                    scores[i] += c * w
+            want = topk(scores, ids, k)
+            np.testing.assert_array_equal(got[name].ids, want.ids, err_msg=f"{name} k={k}")
+            np.testing.assert_array_equal(got[name].scores, want.scores, err_msg=f"{name} k={k}")
+
+
+def test_install_warm_compiles_every_signature_ranking_uses(tmp_path):
+    """``scripts/install.sh`` runs ``warm()`` so no user process compiles: ranking (strided pools, short lists,
+    k above the pool) must call each kernel with exactly the types warm() compiled, never a second specialisation."""
+    from emb_s_core.retrievers import bm25_kernel
+
+    bm25_kernel.warm()
+    kernels = (bm25_kernel.term_df, bm25_kernel.fill_weights, bm25_kernel.top_m, bm25_kernel.order_top)
+    assert [len(f.signatures) for f in kernels] == [1, 1, 1, 1]
+    ws = text_workspace(tmp_path, ["apple banana", "cherry banana banana", "durian", "elder fig", "apple fig"])
+    r = retrievers.get("bm25")
+    r.prepare(ws, None)
+    for k in (2, 10):
+        r.rank(["apple fig", "banana", "nothing"], {"all": r.doc_ids, "every other": r.doc_ids[::2]}, k)
+    assert [len(f.signatures) for f in kernels] == [1, 1, 1, 1]
