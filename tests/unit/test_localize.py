@@ -49,7 +49,7 @@ def test_audit_flags():
     ok = localize.audit("1, 2", [1, 2], {1, 2}, ctx_text)
     assert ok == {"n_ids": 2, "ids_not_in_context": [], "n_not_in_context": 0, "no_ids": False,
                   "document_text": False, "dropped_decimals": [], "n_repeated": 0, "dropped_beyond_k": [],
-                  "dropped_numbering": [], "dropped_counts": []}
+                  "dropped_numbering": [], "dropped_counts": [], "dropped_set_aside": [], "dropped_prose_years": []}
     invented = localize.audit("1, 77", [1, 77], {1, 2}, ctx_text)
     assert invented["ids_not_in_context"] == [77] and invented["n_not_in_context"] == 1
     assert localize.audit("I cannot tell.", [], {1, 2}, ctx_text)["no_ids"]
