@@ -37,6 +37,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=20)
     ap.add_argument("--specs", default=None, help="comma-separated retriever specs (default: the workspace's)")
     ap.add_argument("--apptest", action="store_true")
+    ap.add_argument("--dump", default=None, help="write every what-if frame here (parquet): two checkouts' ranks compared")
     args = ap.parse_args()
 
     import numpy as np
@@ -71,7 +72,8 @@ def main() -> None:
         live[spec] = run_names
     dense = {s: evaluate.prepared(ws, s) for s in live if evaluate.prepared(ws, s).can(EMBEDDINGS)}
 
-    embed_ms, whatif_ms, table_ms, per_spec = [], [], [], {s: [] for s in live}
+    embed_ms, whatif_ms, table_ms, total_ms, per_spec = [], [], [], [], {s: [] for s in live}
+    frames = []
     n_rungs = []
     for q in qs.itertuples(index=False):
         pools = {r.name: r.doc_ids for r in lad.rungs if q.qid in set(r.qids)}
@@ -90,9 +92,16 @@ def main() -> None:
             t2 = time.perf_counter()
             whatif_ms.append((t1 - t0) * 1000)
             table_ms.append((t2 - t1) * 1000)
+            total_ms.append((t2 - t0) * 1000)
+            if args.dump:
+                frames.append(out.frame.assign(qid=q.qid, text=text))
             for s, sec in out.seconds.items():
                 per_spec[s].append(sec * 1000)
 
+    if args.dump:
+        import pandas as pd
+
+        pd.concat(frames, ignore_index=True).to_parquet(args.dump)
     page_ms = _apptest(args.workspace, qs.iloc[0], edits(qs.iloc[0]["text"])) if args.apptest else []
     load1 = os.getloadavg()[0]
     docs = len(bank.documents(ws, ["doc_id"]))
@@ -108,7 +117,8 @@ def main() -> None:
     print("| step | median ms | p90 ms | max ms |\n|---|---|---|---|")
     rows = [("embed the edited text (every dense model; the floor)", embed_ms),
             ("what_if: all retrievers × all rungs (embedding included)", whatif_ms),
-            ("table for the page", table_ms)]
+            ("table for the page", table_ms),
+            ("keystroke to table: what_if + table (the box's work per edit)", total_ms)]
     rows += [(f"  of which {s}", v) for s, v in per_spec.items()]
     if page_ms:
         rows.append(("AppTest: drill-down page rerun after typing (whole script)", page_ms))
