@@ -181,9 +181,9 @@ def _browser(workspace: str, qid: str, n: int) -> list[tuple[float, float]]:
     edit prepares the retrievers (the server's first use) and is not counted."""
     import asyncio
     import subprocess
-    import urllib.request
 
     from emb_s_core import export
+    from ui import serve
 
     folder = Path(workspace).resolve()
     with __import__("socket").socket() as sock:
@@ -196,12 +196,8 @@ def _browser(workspace: str, qid: str, n: int) -> list[tuple[float, float]]:
     base = f"http://127.0.0.1:{port}"
     os.environ.setdefault("BROWSER_PATH", export.find_browser() or "")
     try:
-        for _ in range(120):
-            try:
-                if urllib.request.urlopen(f"{base}/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.5)
+        if not serve.wait_ready(base, 60):
+            raise RuntimeError("the dashboard's server did not start")
         return asyncio.run(_type(base, str(folder), qid, n))
     finally:
         proc.terminate()

@@ -121,8 +121,9 @@ class BlockScorer:
         # one resident query is remembered: a live what-if scores the typed text with a dense retriever and again
         # with each fusion containing it (the same prepared part), which is one product, not two
         key = q.tobytes() if len(q) == 1 and self.resident is not None else None
-        if key is not None and self._last is not None and self._last[0] == key:
-            return self._last[1].copy()
+        last = self._last  # read once: another session's query may replace it meanwhile
+        if key is not None and last is not None and last[0] == key:
+            return last[1].copy()
         best = np.full((len(q), len(self.unique)), -np.inf, np.float32)
         if self.resident is not None:
             for (_, vectors), plan in zip(self.resident, self._plans):
