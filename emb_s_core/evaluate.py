@@ -19,6 +19,7 @@ from emb_s_core import bank, ladder as ladder_mod, runs, retrievers, twin
 from emb_s_core.errors import EmbSError
 from emb_s_core.progress import counted
 from emb_s_core.retrievers.base import MEASURED, QueryPools
+from emb_s_core.retrievers.hybrid import Hybrid
 from emb_s_core.store import Workspace
 
 Progress = Callable[[str, float], None]
@@ -230,7 +231,7 @@ def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, config: dict
 
 # ------------------------------------------------------------------------------------------- live queries
 _LIVE: dict[tuple, Any] = {}
-_LIVE_LOCK = threading.Lock()
+_LIVE_LOCK = threading.RLock()  # re-entered: a fusion's parts are prepared through it
 
 
 def prepared(ws: Workspace, spec: str, **options: Any) -> retrievers.Retriever:
@@ -248,7 +249,12 @@ def prepared(ws: Workspace, spec: str, **options: Any) -> retrievers.Retriever:
                                 "documents have no cached vectors",
                                 fix=f"run `emb-s eval --workspace {ws.cli} --retriever {spec}` once (it embeds the bank "
                                     "and caches the vectors); live queries then take milliseconds.")
-            r.prepare(ws, None)
+            if isinstance(r, Hybrid):
+                # its parts are the live retrievers of their own specs: one index and one set of resident vectors
+                # per part, and a what-if that asks a part and the fusion scores the typed text once
+                r.adopt([prepared(ws, p.spec, **options) for p in r.parts])
+            else:
+                r.prepare(ws, None)
             _LIVE[key] = r
         return _LIVE[key]
 

@@ -67,6 +67,9 @@ def main() -> None:
     data = Path(tempfile.mkdtemp(prefix="shots-"))
     (data / "demo").symlink_to(args.workspace.resolve())
     port = _port()
+    sys.path[:0] = [str(REPO)]
+    from ui import serve
+
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.port",
                              str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
                              "--browser.gatherUsageStats", "false"], cwd=REPO,
@@ -74,12 +77,7 @@ def main() -> None:
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(120):
-            try:
-                if urllib.request.urlopen(f"{base}/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.5)
+        serve.wait_ready(base, 60)
         ws = str(data / "demo")
         SHOTS.mkdir(parents=True, exist_ok=True)
         asyncio.run(_shoot(base, [

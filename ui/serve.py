@@ -48,5 +48,21 @@ def main(argv: list[str]) -> int:
     return code
 
 
+def wait_ready(base: str, seconds: float = 60) -> bool:
+    """Whether the server at ``base`` (``http://host:port``) answers its health check within ``seconds`` (the
+    scripts and benches that start one wait on this before opening a page)."""
+    import time
+    import urllib.request
+
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(f"{base}/_stcore/health", timeout=2).read() == b"ok":
+                return True
+        except OSError:
+            time.sleep(0.5)
+    return False
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -64,17 +64,16 @@ def doc_ranks(retriever: Retriever, text: str, pools: Mapping[str, np.ndarray], 
     if retriever.can(EMBEDDINGS):  # pool-independent scores: one pass, exact rank in every rung
         score = np.round(np.asarray(retriever.score([text])[0], np.float64), 6)
         ids = retriever.doc_ids
-        order = np.lexsort((ids, -score))  # best first, ties to the smaller id
-        place = np.empty(len(order), np.int64)
-        place[order] = np.arange(len(order))
-        at = retriever.positions(want[np.isin(want, ids)]) if len(want) else np.empty(0, np.int64)
-        at_of = dict(zip(want[np.isin(want, ids)].tolist(), at.tolist()))
+        inside = np.isin(want, ids)
+        at = retriever.positions(want[inside])
+        # ahead[i, j]: document j is ranked above wanted document i (higher score, ties to the smaller id); a rank is
+        # then a count over the rung's members, with no sort of the bank (20 ms at 37K documents, per retriever)
+        ahead = (score[None, :] > score[at][:, None]) | ((score[None, :] == score[at][:, None])
+                                                          & (ids[None, :] < ids[at][:, None]))
         for name, pool in pools.items():
-            mask = np.zeros(len(ids), bool)
-            mask[retriever.positions(pool)] = True
-            ahead = np.cumsum(mask[order])  # members at or above each sorted place
-            out[name] = np.array([int(ahead[place[at_of[d]]]) if members[name][i] else _ABSENT
-                                  for i, d in enumerate(want.tolist())], np.int64)
+            rank = np.full(len(want), _ABSENT, np.int64)
+            rank[inside] = ahead[:, retriever.positions(pool)].sum(axis=1) + 1
+            out[name] = np.where(members[name], rank, _ABSENT)
         return out
     lists = retriever.rank([text], {n: np.asarray(p, np.int64) for n, p in pools.items()}, depth)
     for name, ranking in lists.items():

@@ -84,9 +84,13 @@ class BlockScorer:
                 .astype(np.int32)
         self.budget = max(BUDGET_SHARE * self.cap - self.slot_of_row.nbytes, 0)
         self.resident: list[tuple[np.ndarray, np.ndarray]] | None = None
+        self._plans: list[_Plan] = []
+        self._last: tuple[bytes, np.ndarray] | None = None  # (one query's bytes, its scores): see _pass
         if self.dataset is not None and len(self.slot_of_row) * self.dim * self.dtype.itemsize <= self.cap // 2:
-            # small enough: read once and keep (live queries then cost a matrix product, not a table scan)
+            # small enough: read once and keep (live queries then cost a matrix product, not a table scan), with
+            # each block's fold plan (its sort by hash slot: 15 ms a pass at 40K chunks, paid once here)
             self.resident = list(self._blocks(self.block_rows(1)))
+            self._plans = [_plan(slot) for slot, _ in self.resident]
 
     def query_rows(self, n_queries: int) -> int:
         """Queries scored per pass: their (queries × documents) matrices take half of the budget."""
@@ -114,18 +118,27 @@ class BlockScorer:
         return np.vstack(parts) if parts else np.empty((0, self.n_docs), np.float32)
 
     def _pass(self, q: np.ndarray) -> np.ndarray:
+        # one resident query is remembered: a live what-if scores the typed text with a dense retriever and again
+        # with each fusion containing it (the same prepared part), which is one product, not two
+        key = q.tobytes() if len(q) == 1 and self.resident is not None else None
+        last = self._last  # read once: another session's query may replace it meanwhile
+        if key is not None and last is not None and last[0] == key:
+            return last[1].copy()
         best = np.full((len(q), len(self.unique)), -np.inf, np.float32)
         if self.resident is not None:
-            for slot, vectors in self.resident:
-                self._fold(q, slot, vectors, best)
+            for (_, vectors), plan in zip(self.resident, self._plans):
+                self._fold(q, plan, vectors, best)
         elif self.dataset is not None:
             for slot, vectors in self._blocks(self.block_rows(len(q))):
                 self.blocks_read += 1
-                self._fold(q, slot, vectors, best)
+                self._fold(q, _plan(slot), vectors, best)
         if np.isneginf(best).any():  # only if the cache table was edited by hand
             raise EmbSError(f"the embedding cache lacks {int(np.isneginf(best[0]).sum())} documents",
                             fix="rerun the evaluation (it embeds what is missing) or delete the cache table.")
-        return best[:, self.column_of_doc]
+        out = best[:, self.column_of_doc]
+        if key is not None:
+            self._last = (key, out.copy())
+        return out
 
     def _blocks(self, rows: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """(hash slot per row, vectors) per block of ``rows`` cache rows, only the rows of wanted documents.
@@ -154,15 +167,24 @@ class BlockScorer:
             yield slot, vectors
 
     @staticmethod
-    def _fold(q: np.ndarray, slot: np.ndarray, vectors: np.ndarray, best: np.ndarray) -> None:
+    def _fold(q: np.ndarray, plan: _Plan, vectors: np.ndarray, best: np.ndarray) -> None:
         """Running max of one block's chunk scores into ``best`` (queries × unique hashes)."""
-        if not len(slot):
+        order, starts, cols = plan
+        if not len(order):
             return
-        order = np.argsort(slot, kind="stable")
         s = (q @ vectors.astype(np.float32, copy=False).T)[:, order]
-        slot = slot[order]
-        starts = np.flatnonzero(np.r_[True, slot[1:] != slot[:-1]])
-        reduced = np.maximum.reduceat(s, starts, axis=1) if len(starts) != len(slot) else s
-        cols = slot[starts]
+        reduced = np.maximum.reduceat(s, starts, axis=1) if len(starts) != len(order) else s
         np.maximum(best[:, cols], reduced, out=reduced)
         best[:, cols] = reduced
+
+
+_Plan = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _plan(slot: np.ndarray) -> _Plan:
+    """How a block's chunk scores fold into per-hash maxima: the chunks' order by hash slot, where each slot's run
+    starts in that order, and the slot of each run."""
+    order = np.argsort(slot, kind="stable")
+    ordered = slot[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(slot) else np.empty(0, np.int64)
+    return order, starts, ordered[starts]

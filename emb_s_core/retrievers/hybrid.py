@@ -36,6 +36,14 @@ class Hybrid(Retriever):
             p.prepare(ws, doc_ids, progress)
         self.doc_ids = self.parts[0].doc_ids
 
+    def adopt(self, parts: list[Retriever]) -> None:
+        """Use ``parts`` (the same specs, already prepared over the same documents) in place of its own: the live
+        path shares them with the parts' own live retrievers (``evaluate.prepared``)."""
+        if [p.spec for p in parts] != [p.spec for p in self.parts]:
+            raise ValueError(f"{self.spec}: parts {[p.spec for p in parts]} are not its own")
+        self.parts = list(parts)
+        self.doc_ids = self.parts[0].doc_ids
+
     @property
     def capabilities(self) -> frozenset[str]:  # type: ignore[override]
         """An approximate part makes the fusion a measured run (its recall is stored with the run)."""

@@ -149,3 +149,36 @@ def test_one_embedding_per_model_and_text(live_ws, monkeypatch):
                          pools, {"dense:minilm-l3": [], "hybrid:bm25+dense:minilm-l3": []}, runs.load_results(ws))
     assert set(out.frame["retriever"]) == {"dense:minilm-l3", "hybrid:bm25+dense:minilm-l3"}
     assert calls.count([text]) == 1
+
+
+def test_a_live_fusion_shares_its_parts_and_scores_the_text_once(live_ws, monkeypatch):
+    """The live hybrid's parts are the live retrievers of their own specs (one BM25 index, one set of resident
+    vectors), so a what-if asking the dense retriever and the fusion multiplies the typed text by the vectors once;
+    the shared fusion ranks as one prepared on its own."""
+    from emb_s_core import retrievers
+    from emb_s_core.retrievers.blocks import BlockScorer
+
+    ws = Workspace(live_ws)
+    hybrid = evaluate.prepared(ws, "hybrid:bm25+dense:minilm-l3")
+    dense = evaluate.prepared(ws, "dense:minilm-l3")
+    assert hybrid.parts[0] is evaluate.prepared(ws, "bm25") and hybrid.parts[1] is dense
+    folds: list[int] = []
+    fold = BlockScorer._fold
+    monkeypatch.setattr(BlockScorer, "_fold", staticmethod(lambda *a: folds.append(1) or fold(*a)))
+    q = _query(ws)
+    lad = ladder.load(ws)
+    pools = {r.name: r.doc_ids for r in lad.rungs if q["qid"] in set(r.qids)}
+    text = "another phrasing nobody typed 5521"
+    whatif.what_if(lambda s: evaluate.prepared(ws, s), text, list(q["ref_ids"]), list(q["hard_negative_ids"]),
+                   pools, {"dense:minilm-l3": [], "hybrid:bm25+dense:minilm-l3": []}, runs.load_results(ws))
+    assert len(folds) == len(dense.scorer.resident)  # one pass over the resident blocks, not one per retriever
+    scores = dense.score([text])
+    scores[:] = 0  # the remembered scores are the scorer's own: a caller's edit does not reach them
+    fresh = dense.scorer.score_all(np.repeat(dense.embedder.encode([text]), 2, axis=0))[0]  # two rows: not remembered
+    again = dense.score([text])[0]
+    assert again.any() and np.allclose(again, fresh, atol=1e-6)
+    alone = retrievers.get("hybrid:bm25+dense:minilm-l3")
+    alone.prepare(ws, None)
+    for name, ranking in hybrid.rank([text], pools, 50).items():
+        other = alone.rank([text], pools, 50)[name]
+        assert np.array_equal(ranking.ids, other.ids) and np.array_equal(ranking.scores, other.scores)
