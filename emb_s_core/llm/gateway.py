@@ -27,7 +27,7 @@ from emb_s_core.errors import EmbSError
 from emb_s_core.llm.cache import CACHE_FILE, ResponseCache
 from emb_s_core.llm import retry
 from emb_s_core.llm.local import LOCAL_LABEL, LOCAL_MODEL, LOCAL_WINDOW, local_handler, local_tokenizer
-from emb_s_core.llm.secrets import SECRET_NAME, load_secrets, redact
+from emb_s_core.llm.secrets import NO_KEY, SECRET_NAME, load_secrets, redact
 from emb_s_core.schema import DOES_NOT_FIT, ERROR, OK
 
 Messages = list[dict[str, str]]
@@ -68,6 +68,9 @@ class Usage:
     cost: float = 0.0
 
 
+OPENAI_COMPATIBLE = frozenset({"openai", "text-completion-openai"})
+
+
 @dataclass
 class Gateway:
     """Calls one model through litellm with the project's guarantees.
@@ -98,6 +101,11 @@ class Gateway:
         self.is_local = self.model == LOCAL_MODEL
         if self.is_local:
             self.concurrency = 1  # one CPU model; threads would only contend
+        provider = self.model.split("/")[0] if "/" in self.model else "openai"
+        if self.params.get("api_base") and "api_key" not in self.params and provider in OPENAI_COMPATIBLE:
+            load_secrets()  # a key in .streamlit/secrets.toml counts
+            if not os.environ.get("OPENAI_API_KEY"):
+                self.params["api_key"] = NO_KEY  # a local server ignores it (as the embedding endpoints do)
         self._window = self._resolve_window()
 
     @classmethod

@@ -35,13 +35,15 @@ class ServedReranker:
     api_base: str | None = None
     api_key: str | None = None
     batch_size: int = 32
-    max_retries: int = 4
+    max_retries: int | None = None  # None: EMB_S_EMBEDDING_RETRIES, else 3 (a scoring call, like an embedding batch)
     backoff: float = 0.5
-    timeout: float = 120.0
+    timeout: float | None = None  # seconds per call; None: EMB_S_EMBEDDING_TIMEOUT, else 30 (see llm.retry)
     cache: ResponseCache | None = None
     requests: int = field(default=0, init=False)  # calls sent (for tests and the run summary)
 
     def __post_init__(self) -> None:
+        self.timeout = retry.embedding_timeout(self.timeout)
+        self.max_retries = retry.embedding_retries(self.max_retries)
         self.api_base = self.api_base or os.environ.get(API_BASE_ENV)
         self.api_key = self.api_key or os.environ.get(API_KEY_ENV)
         if "/" not in self.model:

@@ -13,6 +13,8 @@ from pathlib import Path
 from emb_s_core.errors import EmbSError
 
 SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.I)
+NO_KEY = "not-needed"  # sent to a local server given with --api-base when no key is set: it ignores it, but
+# litellm's OpenAI client refuses to start without one (and reports that as a 500, which would be retried in vain)
 
 
 def load_secrets(path: str | os.PathLike[str] | None = None) -> list[str]:

@@ -309,7 +309,7 @@ class LiteLLMEmbedder(Embedder):
     def _call(self, batch: list[str], api_base: str | None = None) -> np.ndarray:
         from emb_s_core.llm import retry
         from emb_s_core.llm.gateway import load_litellm
-        from emb_s_core.llm.secrets import redact
+        from emb_s_core.llm.secrets import NO_KEY, redact
 
         litellm = load_litellm()
         api_base = api_base or self.api_base
@@ -317,7 +317,7 @@ class LiteLLMEmbedder(Embedder):
         kwargs: dict[str, Any] = {"model": self.model, "input": batch, "timeout": self.timeout}
         if api_base:
             kwargs["api_base"] = api_base
-            kwargs["api_key"] = self.api_key or "not-needed"  # local servers ignore it; the client wants one
+            kwargs["api_key"] = self.api_key or NO_KEY  # local servers ignore it; the client wants one
         elif self.api_key:
             kwargs["api_key"] = self.api_key
         attempts = self.retries + 1

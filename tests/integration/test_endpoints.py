@@ -182,6 +182,12 @@ def test_settings_come_from_flag_then_environment_then_default(monkeypatch):
         retry.llm_timeout(0)
     with pytest.raises(EmbSError, match="--retries must be a whole number ≥ 0, got -1"):
         retry.embedding_retries(-1)
+    # the served reranker keeps the same policy (it had its own fixed 120 s)
+    from emb_s_core.llm.rerank import ServedReranker
+
+    served = ServedReranker("bge-reranker", api_base="http://127.0.0.1:9")
+    assert served.timeout == 12.5 and served.max_retries == retry.DEFAULT_EMBEDDING_RETRIES
+    assert ServedReranker("bge-reranker", api_base="http://127.0.0.1:9", timeout=2, max_retries=0).timeout == 2.0
 
 
 def test_eval_against_a_hanging_server_ends_in_one_line_and_resumes(tmp_path_factory, tmp_path):
@@ -254,3 +260,15 @@ def test_qa_against_a_server_that_hangs_on_some_questions_then_resumes(ws, capsy
         assert sorted(resent) == sorted(failed)  # each failed question once, no answered one again
         before = len(ep.requests)
         assert main(argv) == 0 and len(ep.requests) == before  # all cached now
+
+
+def test_a_local_server_without_a_key_is_called_once_not_retried(endpoint, tmp_path, monkeypatch, capfd):
+    """--api-base to a local OpenAI-compatible server with no OPENAI_API_KEY: litellm's client refuses to start
+    without a key and calls that a 500; the gateway sends a placeholder key, so the one call goes through."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.chdir(tmp_path)  # no .streamlit/secrets.toml here
+    gw = llm.Gateway("openai/fake", cache_path=tmp_path / "cache.sqlite", context_window=4096, timeout=TIMEOUT,
+                     max_retries=2, backoff=0.05, params={"api_base": endpoint.base("ok")})
+    result = gw.complete([{"role": "user", "content": "question without a key"}])
+    assert result.status == OK and result.attempts == 1, result
+    assert "attempt 2" not in capfd.readouterr().err
