@@ -1070,12 +1070,15 @@ def _head_to_answer(sentence: str, phrases: list[str]) -> str:
 def doubt(text: str, phrases: list[str], question: str | None) -> str | None:
     """Why the reply does not stand behind the answer it names (None when nothing casts doubt on it).
 
-    ``phrases`` are the ways the answer may be named (truths, aliases, its side of the question). Looked at from the
-    first sentence that names the answer on: a word of doubt anywhere there (``DOUBT_WORDS``: wrong, outdated,
-    "commonly thought", allegedly, a distractor …); after the answer, a turn (``TURN_WORDS``: but, actually, today,
-    renamed …) followed by a name or number that is neither the answer's nor the question's; the answer inside a
-    conditional ("if it were X"); a later sentence that commits to something ("so my answer is …") without naming
-    the answer.
+    ``phrases`` are the ways the answer may be named (truths, aliases, its side of the question). In order: another
+    month or day for the answer's year; from the first sentence naming the answer on, a word of doubt
+    (``DOUBT_WORDS``: wrong, outdated, "commonly thought", allegedly …) that does not move on to the answer; another
+    region for its town; its last mention negated; the answer in a concessive aside after another claim
+    (``CONCESSIVE``); the answer as the past against something else (``PAST``) or coming ``LATER`` after another
+    claim; a bound for the number ("fewer than 821"); a hedge beside an "or"; after the answer, a turn
+    (``TURN_WORDS``: actually, today, renamed, "but Y" …) to a name or number that is neither the answer's nor the
+    question's; the answer inside a conditional ("if it were X"); a later sentence that turns or commits to something
+    else ("… Answer: Y").
     """
     if conflict := _conflicting_date(text, phrases):
         return conflict
@@ -1084,6 +1087,8 @@ def doubt(text: str, phrases: list[str], question: str | None) -> str | None:
     if not names:
         return None
     asked = set(normalize(question).split())
+    asked_stems = {stem(w) for w in asked}
+    heads = {i: _head_to_answer(parts[i], phrases) for i in names}  # each sentence up to its first naming
     known = asked | {w for p in phrases for w in canon(p).split()} | \
         {w for p in phrases for w in normalize(fold(p)).split()}
     for i in range(names[0], len(parts)):
@@ -1096,16 +1101,15 @@ def doubt(text: str, phrases: list[str], question: str | None) -> str | None:
     final = max(((s, e) for p in phrases for s, e in last.occurrences(p)), default=None)
     if final is not None and last.negated(*final):
         return "denied where last named"  # "… then at Charles University. … Vienna rather than Charles University."
-    first = parts[names[0]]
-    lead = _head_to_answer(first, phrases)
+    lead = heads[names[0]]
     lead = lead[: max(0, len(lead) - len(lead.split()[-1]))] if lead.split() else ""
     if (m := CONCESSIVE.search(lead)) and _new_words(lead[:m.start()], known):
         return f"concessive: {m.group().lower()!r}"  # "The Matrix trilogy, though he also likes Lord of the Rings"
     for i in names:  # the answer as the past, something else as the present
-        head = _head_to_answer(parts[i], phrases)
+        head = heads[i]
         elsewhere = " ".join(p for j, p in enumerate(parts) if j != i) + " " + parts[i][len(head):]
         past = [m for m in PAST.finditer(head) if not (set(canon(m.group()).split()) & known)
-                and stem(canon(m.group()).split()[-1]) not in {stem(w) for w in asked}
+                and stem(canon(m.group()).split()[-1]) not in asked_stems
                 and not _moves_on_to_answer(head[m.end():], phrases)]
         if past and _new_words(elsewhere, known):
             return f"in the past: {past[0].group().lower()!r}"  # "Evan used to drive a Prius, but … an SUV"
@@ -1113,8 +1117,7 @@ def doubt(text: str, phrases: list[str], question: str | None) -> str | None:
                 _new_words(" ".join(parts[:i]), known):
             return "came later"  # "John was learning guitar at that point; the drums came later."
     for i in names:
-        s = parts[i]
-        head = _head_to_answer(s, phrases)
+        s, head = parts[i], heads[i]
         last = head.split()[-1] if head.split() else ""
         if any(canon(p).replace(" ", "").isdigit() for p in phrases if canon(p) == canon(last)) and \
                 QUALIFIED_NUMBER.search(canonical(head[:len(head) - len(last)])):
