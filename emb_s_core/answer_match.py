@@ -31,14 +31,31 @@ way to name the answer without standing behind it, so an answer found and assert
 reply casts doubt on it in any of a few general ways (a word of doubt from the first sentence naming the answer on,
 a turn to another name after it, a conditional around it, a later commitment to something else, a bound or
 estimate instead of the number, another month or day for the answer's year).
+
+Rule ``reference_v5`` (read on round 3 of the blind replies, measured on round 4) widens what counts as the same
+answer and narrows what counts as standing behind it, each as a class: a gold's **other forms** (the calendar day of
+LoCoMo's "the Tuesday before 20 July 2023", the part before a ";" explanation, a gold without its leading
+preposition or verb — "2021" for "In 2021", "10 July 1951" for "began 10 July 1951" —, a person without a middle
+name or a title inside the name, the last two words of a long name, "Likely yes/no" read as yes/no), **canonical
+forms** for bounds ("over 70" = "more than 70"), short year ranges ("1969–74"), "until", unit abbreviations
+("2 hrs"), "summer of 2022" and "April.2023"; **lists** read without their parenthetical asides, with appositives
+that describe the answer ("…, Albert Einstein's elder son, a hydraulic engineer") not counted as members and a
+list that starts after "with"; **comparisons** concluded mid-sentence ("…, so Live", "→ A"); **yes/no** for
+"same / different / both" questions read by what the reply says of them; and, against false credit, an alias the
+question already says ("Sun") or a partial name made of question words ("Party") is no answer, the answer as
+another's possessive ("X's rival, Y") or after "the <noun>" in "son of the shipbuilder X" is a modifier, "prefers
+Y over X" sets X aside, words of uncertainty ("not sure", "can't confirm") are doubt, "So Y." commits elsewhere, and
+an answer that came "later" in its sentence is not what a question about origins asks.
 """
 from __future__ import annotations
 
+import datetime
 import re
 import unicodedata
 import string
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation + "“”‘’–—")  # SQuAD's ASCII set, plus quotes and dashes
@@ -157,6 +174,11 @@ class Reply:
         considered X``, ``I thought of X``: X was a candidate the reply moved away from."""
         if any(t in CONSIDERED for t in self.tokens[max(0, start - 3):start]):
             return True
+        if start >= 2 and (self.tokens[start - 1] == "over" and any(t.startswith(("prefer", "favo", "chose", "pick"))
+                                                                    for t in self.tokens[max(0, start - 6):start - 1])
+                           or self.tokens[start - 1] == "than" and self.tokens[start - 2] in ("more", "rather",
+                                                                                             "better")):
+            return True  # "prefers beef over chicken", "likes beef more than chicken": chicken is set aside
         return (start >= 2 and self.tokens[start - 1] == "than" and self.tokens[start - 2] in question_words
                 and self.clauses[start - 2] == self.clauses[start])
 
@@ -322,7 +344,7 @@ _DATES = [re.compile(p, re.I) for p in (
     r"(?:the\s+)?" + _DAY.format("d") + r"\s+(?:of\s+)?" + _MONTH.format("mn") + r",?\s+" + _YEAR.format("y"),
     _MONTH.format("mn") + r"\s+(?:the\s+)?" + _DAY.format("d") + r"(?:,\s*|\s+)" + _YEAR.format("y"),
     _MONTH.format("mn") + r",?\s+" + _YEAR.format("y") + r",?\s+on\s+the\s+" + _DAY.format("d") + r"(?![\d:])",
-    _MONTH.format("mn") + r",?\s+(?:of\s+)?" + _YEAR.format("y"),
+    _MONTH.format("mn") + r"(?:,?\s+|[.,/]\s*)(?:of\s+)?" + _YEAR.format("y"),  # "April 2023", "April.2023"
     r"(?:the\s+)?" + _DAY.format("d") + r"\s+(?:of\s+)?" + _MONTH.format("mn") + r"(?![a-z])",
     _MONTH.format("mn") + r"\s+" + _DAY.format("d") + r"(?![\d:])",
 )]
@@ -349,7 +371,16 @@ _CURRENCY_WORDS = {"$": "dollars", "€": "euros", "£": "pounds"}
 _UNITS = [(re.compile(p, re.I), w) for p, w in (
     (r"\b(?:usd|us dollars?|dollars?)\b", "dollars"), (r"\b(?:kilomet(?:er|re)s?|kms?)\b", "km"),
     (r"%|\bper\s?cent\b", " percent"), (r"\b(?:met(?:er|re)s|m)\b(?=\s|$|[.,;])", "m"), (r"\bmiles?\b", "miles"),
+    (r"(?<=\d)\s*(?:hours?|hrs?|h)\b", " hours"), (r"(?<=\d)\s*(?:minutes?|mins?)\b", " minutes"),
+    (r"(?<=\d)\s*(?:seconds?|secs?)\b", " seconds"), (r"(?<=\d)\s*(?:years?|yrs?)\b", " years"),
+    (r"(?<=\d)\s*(?:kilograms?|kgs?)\b", " kg"), (r"(?<=\d)\s*(?:feet|foot|ft)\b", " feet"),
 )]
+# a bound in other words: "over 70" = "more than 70", "under 5" = "fewer than 5"
+_BOUNDS = [(re.compile(r"\b(?:more than|over|above|in excess of|upwards of|upward of)\s+(?=\d)", re.I), "over "),
+           (re.compile(r"\b(?:less than|fewer than|under|below)\s+(?=\d)", re.I), "under ")]
+_UNTIL = re.compile(r"(?<=\d)\s+(?:until|till|til|through|thru)\s+(?=\d)", re.I)  # "1969 until 1974" = "1969 to 1974"
+_SHORT_YEAR_RANGE = re.compile(r"\b(1\d|20)(\d\d) to (\d\d)\b")  # "1969–74" = "1969 to 1974"
+_SEASON_OF = re.compile(r"\b(spring|summer|autumn|fall|winter) of (?=\d{4}\b)", re.I)  # "summer of 2022" = "summer 2022"
 
 
 def fold(text: str | None) -> str:
@@ -412,6 +443,7 @@ def _ordinal_sub(match: re.Match) -> str:
     return f"{match.group(3)} {value}" if match.group(3) else value
 
 
+_ORDINAL_HYPHEN = re.compile(r"\b(\d+(?:st|nd|rd|th))\s*[-–]\s*(?=[a-z])", re.I)
 _GLUED = re.compile(r"(?<![\w.])(\d{1,2})([A-Z][a-z]{2,})")
 _INITIALS = re.compile(r"\b(?:[A-Z]\.\s?){2,}(?=\s*[A-Z])")
 _CENTURY_OF = re.compile(r"\b1([0-9])00s\b")
@@ -420,8 +452,10 @@ _POSSESSIVE = re.compile(r"\b([A-Za-z]+)['’][sS]\b")  # "Majhli Didi's directo
 _CONTRACTED = frozenset({"it", "that", "he", "she", "there", "what", "who", "here", "where", "let", "how", "this"})
 
 
+@lru_cache(maxsize=1 << 16)
 def canonical(text: str | None) -> str:
-    """The canonical text a reply or a truth is read in (before SQuAD normalization)."""
+    """The canonical text a reply or a truth is read in (before SQuAD normalization); cached, since one judgment
+    reads the same phrases and sentences many times."""
     text = fold(text)
     text = _GLUED.sub(r"\1 \2", text)  # "15April, 2022" (a typo in LoCoMo's golds) reads as "15 April, 2022"
     text = _INITIALS.sub(lambda m: " ".join(re.findall(r"[A-Z]", m.group())) + " ", text)  # "J.R.R." = "J. R. R."
@@ -432,13 +466,20 @@ def canonical(text: str | None) -> str:
     text = _SEPARATED.sub(lambda m: m.group(1) + m.group(2).replace(",", ""), text)
     text = _SCALED.sub(lambda m: str(int(round(float(m.group(1)) * _SCALES[m.group(2).lower()]))), text)
     text = _NUMBER_WORDS.sub(_number_words_sub, text)
+    text = _ORDINAL_HYPHEN.sub(r"\1 ", text)  # "16th-century", "16th - century" = "16th century"
     text = _ORDINAL.sub(_ordinal_sub, text)
     for pattern, word in _UNITS:
         text = pattern.sub(word, text)
     text = _NUMBER_RANGE.sub(r"\1 to \2", text)  # "30-60 seconds" = "30 to 60 seconds"
+    text = _SHORT_YEAR_RANGE.sub(lambda m: f"{m.group(1)}{m.group(2)} to {m.group(1)}{m.group(3)}"
+                                 if m.group(3) > m.group(2) else m.group(), _UNTIL.sub(" to ", text))
+    text = _SEASON_OF.sub(lambda m: ("autumn" if m.group(1).lower() == "fall" else m.group(1)) + " ", text)
+    for pattern, word in _BOUNDS:
+        text = pattern.sub(word, text)
     return _POSSESSIVE.sub(lambda m: m.group() if m.group(1).lower() in _CONTRACTED else f"{m.group(1)} s", text)
 
 
+@lru_cache(maxsize=1 << 16)
 def canon(text: str | None) -> str:
     """Canonical form, then SQuAD normalization: the tokens the reference judge compares."""
     return normalize(canonical(text))
@@ -479,10 +520,10 @@ HEDGE_OR = re.compile(r"\bor\b", re.I)
 _NEGATIVE = frozenset({"not", "no", "never", "neither", "nor", "none", "different", "differ", "differs", "only",
                        "incorrect", "false", "wrong", "isnt", "wasnt", "arent", "werent", "doesnt", "didnt", "dont",
                        "cannot", "cant", "hasnt", "havent", "unlike", "nobody", "separate", "distinct", "nope",
-                       "nah", "negative"})
+                       "nah", "negative", "unlikely", "doubtful"})
 _POSITIVE = frozenset({"correct", "true", "both", "same", "indeed", "right", "share", "shared", "did", "are", "were",
                        "is", "was", "does", "do", "has", "have", "can", "affirmative", "certainly", "definitely",
-                       "absolutely", "yep", "yeah", "sure", "course", "exactly", "agreed"})
+                       "absolutely", "yep", "yeah", "sure", "course", "exactly", "agreed", "likely", "probably"})
 ANTONYMS = {"older": "younger", "younger": "older", "elder": "younger", "earlier": "later", "later": "earlier",
             "more": "fewer", "fewer": "more", "less": "more", "larger": "smaller", "smaller": "larger",
             "bigger": "smaller", "taller": "shorter", "shorter": "longer", "longer": "shorter", "higher": "lower",
@@ -498,12 +539,17 @@ RELATIONS = frozenset({"son", "daughter", "wife", "husband", "father", "mother",
                        "composer", "manager", "chairman", "ceo", "mayor", "governor", "player", "winner", "hero",
                        "assistant", "colleague", "agent", "secretary", "deputy", "apprentice", "protege", "bandmate",
                        "teammate", "understudy", "biographer", "lawyer", "doctor", "stepson", "stepdaughter"})
+_FAMILY = frozenset({"dad", "mom", "mum", "mother", "father", "parent", "grandma", "grandpa", "sibling", "kid"})
+_OTHER_PARTY = frozenset({"countryman", "countrymen", "compatriot", "rival", "rivals", "competitor", "counterpart",
+                          "neighbor", "neighbour", "contemporary", "successor", "predecessor", "subsidiary",
+                          "affiliate", "partner", "sister", "imitator", "opponent", "nemesis", "replacement"})
 _GENERATIONS = frozenset({"jr", "sr", "ii", "iii", "iv", "v"})
 _PARTICLES = frozenset({"van", "von", "de", "da", "di", "del", "della", "der", "den", "du", "la", "le", "st", "mac",
                         "bin", "ibn", "al", "el", "ter", "ten", "dos", "das"})
 _TITLES = frozenset({"mr", "mrs", "ms", "dr", "sir", "lord", "lady", "saint", "st", "king", "queen", "prince",
                      "president", "general", "captain", "professor", "prof", "colonel", "col", "major", "lieutenant",
-                     "sergeant", "admiral", "commander", "detective", "inspector", "di", "dci", "ds", "judge",
+                     "sergeant", "admiral", "commander", "detective", "inspector", "di", "dci", "ds", "judge", "marshal",
+                     "sheriff", "deputy", "officer", "agent", "constable", "father", "brother", "sister", "mother",
                      "senator", "governor", "bishop", "reverend", "rev", "chief", "count", "duke", "earl", "baron"})
 _GENERIC = frozenset({"college", "university", "school", "company", "county", "river", "island", "church", "hospital",
                       "airport", "stadium", "inc", "fc", "ltd", "corporation", "academy", "institute", "lake",
@@ -542,9 +588,24 @@ def refusal(text: str) -> bool:
     return bool(REFUSAL.search(text or ""))
 
 
-def yes_no_polarity(reply: "Reply") -> str | None:
-    """"yes" or "no" for a reply to a yes/no question that gives neither word ("Both were American." → yes)."""
+_DIFFERENT = frozenset({"different", "differ", "differs", "differed", "distinct", "separate"})
+_CONTRAST = frozenset({"but", "whereas", "while", "however", "unlike", "although", "though"})
+_CONTRAST_WORD = re.compile(r"\b(?:%s)\b" % "|".join(sorted(_CONTRAST)), re.I)  # "but" ends a clause in Reply
+_SAME = frozenset({"same", "similar", "both", "share", "shared", "identical", "alike"})
+
+
+def yes_no_polarity(reply: "Reply", question_words: frozenset[str] = frozenset(), text: str = "") -> str | None:
+    """"yes" or "no" for a reply to a yes/no question that gives neither word ("Both were American." → yes). When
+    the question asks whether two things differ, "the same" answers no and "different" yes ("not the same": yes)."""
     tokens = set(reply.tokens)
+    if question_words & (_DIFFERENT | {"same", "both"}):
+        same, differ, negated = tokens & _SAME, tokens & _DIFFERENT, tokens & NEGATION_CUES
+        asks_same = not question_words & _DIFFERENT
+        if bool(same) != bool(differ):
+            says_same = bool(same) != bool(negated)  # "not the same" says they differ
+            return "yes" if says_same == asks_same else "no"
+        if asks_same and not same and (tokens & _CONTRAST or _CONTRAST_WORD.search(text)):
+            return "no"  # "A is an orchid, but B is a bromeliad" for "are A and B both orchids?"
     if tokens & _NEGATIVE:
         return "no"
     if tokens & _POSITIVE:
@@ -577,6 +638,7 @@ def comparison_winner(reply: "Reply", sides: list[str], qwords: frozenset[str]) 
 
 _CONCLUSION = re.compile(r"^\W*(?:so|therefore|thus|hence|in conclusion|in short|overall|the answer is|answer:|"
                          r"final answer|that means|which means)\b", re.I)
+_INNER_CONCLUSION = re.compile(r"[,;]\s*(?:so|therefore|thus|hence)\b|\s(?:→|=>|⇒|->)\s", re.I)  # "…, so Live."
 _COMPARATIVES = frozenset({"first", "last", "more", "most", "less", "least", "fewer", "recent", "recently", "before",
                            "after", "earliest", "latest", "sooner", "further", "farther"})
 _NOT_COMPARATIVES = frozenset({"other", "number", "whether", "either", "neither", "over", "under", "after", "ever",
@@ -613,8 +675,9 @@ def picked_side(text: str, answer_side: list[str], competitors: list[str], qword
                for (_, e1, a), (s2, _, b) in zip(occ, occ[1:])):
             return None
     for sentence in reversed(parts):
-        found = {side for _, side in named(sentence)}
-        if _CONCLUSION.match(sentence) and len(found) == 1:
+        tail = _INNER_CONCLUSION.split(sentence)
+        found = {side for _, side in named(tail[-1])}
+        if (_CONCLUSION.match(sentence) or len(tail) > 1) and len(found) == 1:
             return found.pop()
     for sentence in parts:
         occ = named(sentence)
@@ -634,36 +697,78 @@ def picked_side(text: str, answer_side: list[str], competitors: list[str], qword
 def modifier(reply: "Reply", start: int, qwords: frozenset[str], end: int | None = None) -> bool:
     """``son of X``, ``successor of X``, ``X's collaborator``: X describes another person the reply names (a relation
     the question does not ask about)."""
-    if end is not None and end + 1 < len(reply.tokens) and reply.tokens[end] == "s" and \
-            reply.tokens[end + 1] in RELATIONS and reply.tokens[end + 1] not in qwords:
-        return True
-    while start >= 1 and reply.tokens[start - 1] in _TITLES:
+    tokens = reply.tokens
+    if end is not None and end + 1 < len(tokens) and tokens[end] == "s" and \
+            any(t in RELATIONS | _OTHER_PARTY and t not in qwords and reply.clauses[j] == reply.clauses[end]
+                for j, t in enumerate(tokens[end + 1:end + 4], start=end + 1)):
+        return True  # "John John Florence's countryman Kelly Slater", "Cahiers du cinema's rival, Positif"
+    while start >= 1 and tokens[start - 1] in _TITLES:
         start -= 1  # "son of Sir Francis Baring"
-    return (start >= 2 and reply.tokens[start - 1] == "of" and reply.tokens[start - 2] in RELATIONS
-            and reply.tokens[start - 2] not in qwords)
+    # "son of the shipbuilder Henry J. Kaiser": up to two words between "of" and the name describe him
+    of = next((j for j in range(start - 1, max(0, start - 4), -1) if tokens[j] == "of"
+               and reply.clauses[j] == reply.clauses[start]), None)
+    return of is not None and of >= 1 and tokens[of - 1] in RELATIONS and tokens[of - 1] not in qwords
 
 
-def extra_members(reply_text: str, truths: list[str]) -> bool:
+def extra_members(reply_text: str, truths: list[str], question: str = "") -> bool:
     """The reply is a list ("A, B and C") holding every part of a truth and something else besides; a trailing
     clause ("…, if I read it right", "…, according to …"), a clause with a verb ("…, which is native to …") and the
     company a member keeps ("George Benson, alongside Kenny G") are no extra members. For an answer of several
     members, the reply's items (lines, bullets, commas, "and") are read one by one: each member must be in an item
     (by :func:`stem`), and a short item without a verb that holds none is an extra member ("Seattle, Chicago, New
     York City, Paris, and Barcelona" for "Seattle, Chicago, New York, and Paris")."""
-    body = _LEAD_IN.sub("", canonical(reply_text).strip().rstrip(".!")).strip()
+    truths = [t for t in truths if len(entities(t)) < 2 or f" {canon(t)} " not in f" {canon(question)} "]
+    # a title of several words the question names ("Rich, Young and Pretty or …") is no list
+    members = [canon(e) for t in truths for e in _ENTITY_SPLIT.split(canonical(t)) if canon(e)]
+    body = _list_part(canonical(reply_text).strip().rstrip(".!"), members)
+    body = _LEAD_IN.sub("", body).strip()
     body = _TRAILING_CLAUSE.sub("", _LEADING_CLAUSE.sub("", body)).strip()
     if not re.search(r"\band\b|&|;|\bplus\b|\bas well as\b", body, re.I) and body.count(",") < 2:
         return False  # "Montreal, Quebec" qualifies a place, it is no list
-    parts = [canon(p) for p in _LIST_SPLIT.split(body) if canon(p) and not _DENIED_PART.match(p)]
+    raw = [p for p in _LIST_SPLIT.split(body) if canon(p) and not _DENIED_PART.match(p)]
+    parts = [canon(p) for p in raw]
     if len(parts) < 2 or any(len(p.split()) > 6 or set(p.split()) & _CLAUSE_VERBS for p in parts):
         return False
     company = next((i for i, p in enumerate(parts) if _COMPANY.match(p)), len(parts))
-    parts = parts[:company]  # "A, alongside B and C": B and C keep A company, they are no members of the answer
+    if company < len(parts) and any(_COMPANY.sub("", parts[company]).strip() == canon(e) for t in truths
+                                    for e in _ENTITY_SPLIT.split(canonical(t))):
+        parts[company] = _COMPANY.sub("", parts[company]).strip()  # "Lady Antebellum, with A and B": A's list
+        raw, parts = raw[company:], parts[company:]
+    else:
+        raw, parts = raw[:company], parts[:company]  # "A, alongside B and C": B and C keep A company, no members
     for t in truths:
         ents = [canon(e) for e in _ENTITY_SPLIT.split(canonical(t)) if canon(e)]
-        if ents and all(e in parts for e in ents) and any(p not in ents for p in parts):
+        named = fold(t).strip()[:1].isupper()
+        extra = [p for r, p in zip(raw, parts) if p not in ents and not _describes(r, named)]
+        if ents and all(e in parts for e in ents) and extra:
             return True
     return False
+
+
+_ASIDE = re.compile(r"\s*\([^()]*\)")
+_SEGMENT = re.compile(r"\s[-–—]+\s|\s?--\s?|(?<=\w\W):\s|(?<=\w):\s")
+_DESCRIBERS = frozenset({"a", "an", "the", "his", "her", "their", "its", "whose", "who", "which", "home", "born",
+                         "known", "famous", "it", "he", "she", "they", "this", "that", "there", "we", "i", "you"})
+_OWN_RELATION = re.compile(r"\bs (?:\w+ ){0,2}(?:%s)\b" % "|".join(sorted(RELATIONS)))
+
+
+def _list_part(text: str, members: list[str]) -> str:
+    """The stretch of ``text`` that can hold the answer's list: asides in parentheses dropped, and of the pieces
+    between dashes or after a colon ("Directors: A and B — the film is …"), the first that names a member."""
+    text = _ASIDE.sub("", text)
+    pieces = [p for p in _SEGMENT.split(text) if p.strip()]
+    have = [p for p in pieces if any(f" {m} " in f" {canon(p)} " for m in members if m)]
+    return have[0] if have else text
+
+
+def _describes(part: str, named: bool = True) -> bool:
+    """A list item that describes the answer or opens a clause ("a hydraulic engineer", "Albert Einstein's elder
+    son", "it makes him feel alive"), rather than naming another member ("Eduard", "and also Dave Haywood").
+    ``named``: the answer is a name, so an article opens a description of it ("…, a hydraulic engineer")."""
+    words = re.findall(r"[a-z0-9]+", fold(part).lower())
+    if not words or (words[0] in ("a", "an", "the") and not named):
+        return False  # "A guinea pig and a cat": for a thing, an article opens another member
+    return words[0] in _DESCRIBERS or bool(_OWN_RELATION.search(" ".join(words)))
 
 
 _ITEM_SPLIT = re.compile(r"\n+\s*(?:[-*•·]|\d+[.)])?\s*|\s+[·•/]\s+|\s*(?:,|;|&|\band\b|\bplus\b|\bas well as\b)\s*",
@@ -678,7 +783,7 @@ def extra_items(reply_text: str, members: list[str]) -> bool:
         have = {stem(w) for w in item.split()}
         return all(any(_same_stem(stem(w), h) for h in have) for w in member.split() if w not in _LIGHT)
 
-    for sentence in re.split(r"(?<=[.!?])\s+(?=\S)", canonical(reply_text).strip()):
+    for sentence in re.split(r"(?<=[.!?])\s+(?=\S)", _ASIDE.sub("", canonical(reply_text)).strip()):
         items = [canon(p) for p in _ITEM_SPLIT.split(sentence.strip().lstrip("-*• ")) if canon(p)]
         first = next((i for i, it in enumerate(items) if any(holds(it, m) for m in members)), None)
         if first is None:
@@ -712,6 +817,8 @@ def _person_like(truth: str) -> bool:
         and sum(w[:1].isupper() for w in words) <= 5 and not any(c.isdigit() for c in truth) and "," not in truth
 
 
+ORIGIN_QUESTION = re.compile(r"\b(?:born|birth\w*|first|original(?:ly)?|initially|founded|formed|established|"
+                             r"began|begin|started|debut\w*)\b", re.I)  # what came first, not what came later
 PLACE_QUESTION = re.compile(r"\b(?:where|place of (?:birth|death|burial)|birthplace|hometown|city|town|located|"
                             r"location|headquartered|born in|died in)\b", re.I)
 NATIONALITY_QUESTION = re.compile(r"\b(?:nationality|nation|country|citizen(?:ship)?)\b", re.I)
@@ -737,7 +844,11 @@ _DEMONYMS = dict(pair.split(":") for pair in (
 _COUNTRY_NAMES = [("United States", "USA", "US", "America", "United States of America"),  # "US" as a cased token
                   ("United Kingdom", "UK", "Britain", "Great Britain")]
 _NICKNAME = re.compile(r"^(?P<first>[^\"“”]+?)\s+[\"“](?P<nick>[^\"”]+)[\"”]\s+(?P<last>.+)$")
-YES_NO_LEAD = re.compile(r"^\s*(yes|no)\b\s*[;,.:—–-]", re.I)
+YES_NO_LEAD = re.compile(r"^\s*(?:(?:most |very )?(?:likely|probably),?\s+(?=(?:yes|no)\W*$)|"
+                         r"(?=(?:yes|no)\b\s*[;,.:—–-]))(yes|no)\b", re.I)  # "Yes; …", "Likely no"
+_LEADING_PREPOSITION = re.compile(r"^(?:(?:began|begun|started|built|founded|established|opened|released|"
+                                  r"published|born|died)\s+(?:in\s+|on\s+)?|(?:in|on|at|by|for|since|during|"
+                                  r"around|about|from)\s+)(?=\S)", re.I)  # "began 10 July 1951", "built in …"
 
 
 def other_names(truth: str, question: str | None) -> list[str]:
@@ -765,13 +876,52 @@ def other_names(truth: str, question: str | None) -> list[str]:
     words = folded.split()
     if len(words) >= 3 and (words[0].lower().rstrip(".") in _TITLES or re.fullmatch(r"[A-Z]{2,3}", words[0])):
         out.append(" ".join(words[1:]))
+    title = next((i for i, w in enumerate(words[:-2]) if w.lower().rstrip(".") in _TITLES), None)
+    if title and _person_like(" ".join(words[title + 1:])) and words[title + 1].lower() not in _CONNECTORS:
+        out.append(" ".join(words[title + 1:]))  # "Rooster Cogburn" for "U.S. Marshal Rooster Cogburn"
+    out += relative_dates(folded)
+    if m := re.fullmatch(r"(?P<what>[A-Za-z][\w' -]+?)\s+(?:of|in)\s+(?P<year>\d{4})", folded):
+        out.append(f"{m.group('year')} {m.group('what')}")  # "2016 United States presidential election"
+    if m := _LEADING_PREPOSITION.match(folded):
+        out.append(folded[m.end():])  # "2021" for "In 2021", "summer 2022" for "in summer 2022"
     if m := YES_NO_LEAD.match(folded):
         out.append(m.group(1).lower())
+    if ";" in folded and canon(folded.split(";")[0]) and not set(canon(folded.split(";")[0]).split()) & {"yes", "no"}:
+        out.append(folded.split(";")[0].strip())  # "A Nintendo Switch" for "A Nintendo Switch; since the game …"
     if ":" in folded and len(folded.split(":")[0].split()) >= 1 and folded.split(":")[0][:1].isupper():
         out.append(folded.split(":")[0].strip())  # "LaLee's Kin" for "LaLee's Kin: The Legacy of Cotton"
     if _person_like(folded) and re.search(r"\s[A-Z]\.\s", folded):
         out.append(re.sub(r"\s[A-Z]\.(?=\s)", "", folded))  # "Henry Kaiser" for "Henry J. Kaiser"
     return list(dict.fromkeys(o for o in out if canon(o) and canon(o) != canon(folded)))
+
+
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_RELATIVE_DAY = re.compile(r"^(?:on\s+)?(?:the\s+)?(?P<what>%s|day|weekend)\s+(?P<dir>before|after)\s+(?P<date>.+)$"
+                           % "|".join(_WEEKDAYS), re.I)
+
+
+def relative_dates(truth: str) -> list[str]:
+    """The calendar day(s) a relative date names, as LoCoMo's golds give them: "The Tuesday before 20 July 2023" →
+    "18 July 2023"; "the day after …"; "the weekend before …" → its Saturday and its Sunday."""
+    m = _RELATIVE_DAY.match(truth.strip().rstrip("."))
+    date = re.fullmatch(r"(\d{4}) m(\d\d) d(\d\d)", canon(m.group("date"))) if m else None
+    if not date:
+        return []
+    try:
+        anchor = datetime.date(*(int(g) for g in date.groups()))
+    except ValueError:
+        return []
+    step = -1 if m.group("dir").lower() == "before" else 1
+    what = m.group("what").lower()
+    wanted = {"day": None, "weekend": (5, 6)}.get(what, (_WEEKDAYS.index(what),) if what in _WEEKDAYS else None)
+    day = anchor + datetime.timedelta(days=step)
+    if wanted is not None:
+        while day.weekday() not in wanted:
+            day += datetime.timedelta(days=step)
+    days = [day]
+    if what == "weekend":
+        days.append(day + datetime.timedelta(days=step))
+    return [f"{d.day} {MONTHS[d.month - 1].capitalize()} {d.year}" for d in sorted(days)]
 
 
 # --------------------------------------------------------------------------------------------- covered in other words
@@ -814,7 +964,8 @@ def covers(reply_text: str, truth: str, question: str | None) -> bool:
     reply = canon(reply_text).split()
     asked = {stem(w) for w in canon(question).split()}
     needed = [w for w in gold if w.isdigit() or stem(w) not in asked]
-    common = [w for w in fold(truth).split() if w.isalpha() and w.islower() and w not in _LIGHT
+    common = [w for w in (w.strip(string.punctuation) for w in fold(truth).split()) if w.isalpha() and w.islower()
+              and w not in _LIGHT
               and stem(canon(w)) not in asked]
     if len(needed) < 2 or len(common) < 2:
         return False  # names, dates and numbers are read as phrases, not word by word
@@ -838,6 +989,8 @@ def plural_forms(truth: str) -> list[str]:
     "Armenian-Americans"); a possessive is read apart (:data:`_POSSESSIVE`), so "Murray's" never reads as one."""
     t = truth.strip()
     last = t.split()[-1] if t else ""
+    if t and last.lower() in RELATIONS | _FAMILY and len(t.split()) <= 2:
+        return [t[: len(t) - len(last)] + last.lower() + "s"]  # "Their dads" for "Dad"
     if not t or "," in t or _person_like(fold(t)) or len(last) < 4 or \
             not (last.isalpha() and last.islower() or re.fullmatch(r"[A-Za-z]+[-–][A-Za-z]+", last)):
         return []  # a lower-case word or a compound ("Armenian-American"), never a name or a place
@@ -857,10 +1010,16 @@ def partial_names(truth: str) -> list[str]:
     if words[-1].lower().rstrip(".") in _GENERIC:
         rest = [w for w in words[:-1] if w.lower() not in ("the", "of")]
         return [" ".join(rest)] if rest and len(" ".join(rest)) >= 3 else []
+    if any(w.lower() in _CONNECTORS and w.lower() not in _PARTICLES for w in words):
+        return []  # "Nobel Prize in Literature", "Socialist Party of America": a thing's name, no person's
     last = words[-1].strip(".,")
     out = [last] if len(last) >= 3 and last.lower() not in _CONNECTORS and not last.isupper() else []
     if len(words) >= 3 and words[-2].lower() in _PARTICLES:
         out.insert(0, f"{words[-2]} {last}")  # "Van Duren" for "Mart Van Duren"
+    elif len(words) >= 3 and all(w[:1].isupper() and w.lower() not in _CONNECTORS for w in words[-2:]):
+        out.insert(0, f"{words[-2]} {last}")  # "Villicaña García" for "Rafael Villicaña García"
+    if len(words) >= 3 and words[0][:1].isupper() and words[0].lower() not in _TITLES:
+        out.insert(0, f"{words[0]} {last}")  # "Kelly Osbourne" for "Kelly Lee Osbourne"
     return out
 
 
@@ -888,17 +1047,22 @@ def shadowed(reply_text: str, truth: str) -> bool:
     words = fold(truth).split()
     if words and words[0].lower() in ("the", "a", "an"):
         words = words[1:]
-    if len(words) < 2 or not words[0][:1].isupper():
-        return False  # "Boris Yeltsin" for "Yeltsin", "a Toyota Prius" for "Prius": a fuller name, not another one
+    if len(words) < 2 or not _person_like(" ".join(words)) or words[0].lower() in _LIGHT:
+        return False  # "Boris Yeltsin" for "Yeltsin", "a Toyota Prius" for "Prius": a fuller name, not another one;
+        # "In 2021" is no name at all
     gold = {w.replace(".", "").lower() for w in fold(truth).split()}
     hits = list(re.finditer(r"(?<![A-Za-z0-9])" + re.escape(" ".join(words)) + r"(?![A-Za-z0-9])", text, re.I))
     return bool(hits) and all(_name_before(text, m.start(), gold) for m in hits)
 
 
-def mark_truths(reply_text: str, truths: list[str], one_entity: bool) -> tuple[str, list[str]]:
+def mark_truths(reply_text: str, truths: list[str], one_entity: bool, keep: tuple[str, ...] = (),
+                asked: frozenset[str] = frozenset()) -> tuple[str, list[str]]:
     """Rewrite case-sensitive readings of the reply as placeholder tokens, so they count as the truth they stand
     for: short upper-case aliases and acronyms ("ME", "US", "HP") only as whole tokens with their case, never the
-    words "me"/"us"; a partial name only when no other name word stands before it ("Damon", not "Robert Damon")."""
+    words "me"/"us"; a partial name only when no other name word stands before it ("Damon", not "Robert Damon").
+    Phrases in ``keep`` (the question's alternatives: "Ulf Merbold or …") are read as themselves, never marked, and
+    a partial name made of the question's words (``asked``) is none unless the question names the whole: "Party" of
+    "Democratic Party" for "what political party …", "Crockett" for "the person Crockett County is named after"."""
     text = fold(reply_text)
     marks: list[str] = []
     plain = [t for t in truths if not short_caps(t)]
@@ -912,10 +1076,18 @@ def mark_truths(reply_text: str, truths: list[str], one_entity: bool) -> tuple[s
             marks.append(token)
     if one_entity:
         gold_words = {w.replace(".", "").lower() for t in plain for w in fold(t).split()}
-        for name in dict.fromkeys(p for t in plain for p in partial_names(t)):
+        kept = {canon(k) for k in keep}
+        for name in dict.fromkeys(p for t in plain for p in partial_names(t) if canon(p) not in kept
+                                  and (not set(canon(p).split()) <= asked or set(canon(t).split()) <= asked
+                                       or any(f" {canon(p)} " in f" {k} " for k in kept))):
             token = PLACEHOLDER.format(len(marks))
 
-            def sub(m: re.Match, token: str = token) -> str:
+            whole = [(k.start(), k.end()) for phrase in keep if len(phrase.split()) > 1
+                     for k in re.finditer(r"(?<![A-Za-z0-9])" + re.escape(fold(phrase)) + r"(?![A-Za-z0-9])", text, re.I)]
+
+            def sub(m: re.Match, token: str = token, whole: list = whole) -> str:
+                if any(s <= m.start() and m.end() <= e for s, e in whole):
+                    return m.group()  # "Hunt" inside "Helen Hunt", the question's own alternative
                 prev = re.search(r"([A-Za-z.'’-]+)\s*$", text[:m.start()])
                 if _name_before(text, m.start(), gold_words, own=True) or \
                         (prev and prev.group(1).replace(".", "").lower() in gold_words):
@@ -950,13 +1122,16 @@ DOUBT_WORDS = re.compile(
     r"claim(?:ed)?|confuse[ds]?)|(?:often|commonly|usually|widely|sometimes|popularly|frequently) (?:associated|"
     r"linked|credited|cited|listed|given|mistaken)|(?:some|many|several|other|older|a few) (?:\w+ ){0,2}(?:says?|said|lists?|listed|"
     r"gives?|gave|claims?|claimed|suggests?|suggested|reports?|reported|puts?|states?|stated|describes?|assumed?|"
-    r"assumes|thinks?|thought|believed?|believes|guess(?:es|ed)?)|(?:looks|seems|sounds) (?:like|right|plausible)|at first glance)\b",
+    r"assumes|thinks?|thought|believed?|believes|guess(?:es|ed)?)|(?:looks|seems|sounds) (?:like|right|plausible)|at first glance|"
+    r"not (?:\w+ )?(?:sure|certain)|unsure|uncertain|unclear|"
+    r"(?:can(?:no|')?t|unable to|hard to|difficult to) (?:confirm|verify|be sure|tell for sure)|"
+    r"enough to (?:confirm|verify|be sure|tell|say for sure))\b",
     re.I)
 # after the answer, a turn to something else: "X, but Y", "X; today it is Y", "X was renamed Y"
 TURN_WORDS = re.compile(
     r"\b(?:however|yet|instead|rather|actually|in fact|in reality|in truth|nowadays|today|currently|now|presently|"
     r"later|subsequently|renamed|replaced|succeeded|became|changed|"
-    r"but(?= (?:it|that|this|the|he|she|they|his|her|their|its|in|according|per|actually)\b| (?-i:[A-HJ-Z])))\b",
+    r"but(?= (?!not\b|also\b|only\b|too\b|still\b|just\b)\w))\b",
     re.I)
 _TEMPORAL = re.compile(r"(?:nowadays|today|currently|now|presently)$", re.I)
 # the answer inside a conditional or supposition: "if it were X, …", "assuming X, …"
@@ -972,7 +1147,7 @@ UNSURE = re.compile(r"\b(?:either|probably|possibly|perhaps|maybe|likely|might|c
 # a commitment the reply makes later to something that is not the answer: "… So my answer is Y."
 COMMITMENT = re.compile(r"\b(?:final answer|the answer is|answer:|i'?d go with|i would go with|i'?ll go with|"
                         r"my answer|i'?d say|i would say|best guess|so it'?s|so it is|therefore|thus|hence|"
-                        r"in conclusion|to conclude|overall)(?!\w)", re.I)
+                        r"in conclusion|to conclude|overall|^\W*so\b(?=,?\s+(?-i:[A-Z])))(?!\w)", re.I)
 # a number the reply bounds rather than states: "fewer than 821", "over 1,000", "almost 230"
 QUALIFIED_NUMBER = re.compile(r"\b(?:fewer|less|more|over|under|above|below|nearly|almost|beyond|exceeding|"
                               r"(?:at|no) (?:least|most|more|fewer)|up to|just (?:over|under|shy of)|shy of|than)"
@@ -1009,9 +1184,9 @@ def _conflicting_date(text: str, phrases: list[str]) -> str | None:
     even when "1990" alone is an accepted alias)."""
     truth_dates = [m.groups() for p in phrases for m in _CANON_DATE.finditer(canonical(p))]
     for y, mo, d in (m.groups() for m in _CANON_DATE.finditer(canonical(text))):
-        for ty, tmo, td in truth_dates:
-            if y == ty and (mo != tmo or (d and td and d != td)):
-                return "a different date"
+        same_year = [(tmo, td) for ty, tmo, td in truth_dates if ty == y]
+        if same_year and not any(mo == tmo and not (d and td and d != td) for tmo, td in same_year):
+            return "a different date"
     return None
 
 
@@ -1067,6 +1242,14 @@ def _head_to_answer(sentence: str, phrases: list[str]) -> str:
     return sentence
 
 
+def _concludes_with(text: str, phrases: list[str]) -> bool:
+    """``text`` ends by concluding with the answer: "So Live.", "…, so Live", "→ Live"."""
+    tail = _INNER_CONCLUSION.split(text)
+    if len(tail) == 1 and not _CONCLUSION.match(text.strip()):
+        return False
+    return any(Reply.parse(tail[-1], phrases).mentions(p) for p in phrases)
+
+
 def doubt(text: str, phrases: list[str], question: str | None) -> str | None:
     """Why the reply does not stand behind the answer it names (None when nothing casts doubt on it).
 
@@ -1103,7 +1286,9 @@ def doubt(text: str, phrases: list[str], question: str | None) -> str | None:
         return "denied where last named"  # "… then at Charles University. … Vienna rather than Charles University."
     lead = heads[names[0]]
     lead = lead[: max(0, len(lead) - len(lead.split()[-1]))] if lead.split() else ""
-    if (m := CONCESSIVE.search(lead)) and _new_words(lead[:m.start()], known):
+    if (m := CONCESSIVE.search(lead)) and _new_words(lead[:m.start()], known) and \
+            not _concludes_with(parts[names[-1]] if names[-1] != names[0] else parts[names[0]][len(heads[names[0]]):],
+                                phrases):
         return f"concessive: {m.group().lower()!r}"  # "The Matrix trilogy, though he also likes Lord of the Rings"
     for i in names:  # the answer as the past, something else as the present
         head = heads[i]
@@ -1116,6 +1301,9 @@ def doubt(text: str, phrases: list[str], question: str | None) -> str | None:
         if i > 0 and any(m.group().lower() not in asked for m in LATER.finditer(parts[i][len(head):])) and \
                 _new_words(" ".join(parts[:i]), known):
             return "came later"  # "John was learning guitar at that point; the drums came later."
+        later = [m for m in LATER.finditer(head) if m.group().lower() not in asked]
+        if later and _new_names(head[:later[0].start()], known) and ORIGIN_QUESTION.search(question or ""):
+            return "came later"  # "He was born in Manhattan and later moved to Brooklyn." for "where … born?"
     for i in names:
         s, head = parts[i], heads[i]
         last = head.split()[-1] if head.split() else ""

@@ -5,7 +5,7 @@
   (a marked score first, so a number in the explanation never replaces it; hedges, ranges, out-of-range values and
   other scales are ``unparseable``, never a zero). ``repeats`` > 1 judges each answer again (each repeat is its own
   cache entry), so the spread of a judge can be measured; agreement uses every pair of parseable repeats.
-- Reference match (``judge = "reference"``, rule version ``reference_v4``): reply and truths are read in one
+- Reference match (``judge = "reference"``, rule version ``reference_v5``): reply and truths are read in one
   canonical form (:func:`answer_match.canonical`: accents folded, dates as year/month/day, numbers as digits), then
   SQuAD-normalized; what the reply *asserts* is read by :mod:`emb_s_core.answer_match` (its final claim after a
   correction, negation, alternatives the question offers, comparatives, hedges, refusals, lists, modifiers). In
@@ -17,7 +17,8 @@
   polarity; ``≤ 1`` when a competitor is asserted or the answer only negated; else ``min(3, round(5·F1))``.
   v4: a ``4`` or ``5`` is held back to ``3`` (found, not credited) when the reply casts doubt on the answer it names
   (:func:`answer_match.doubt`: words of doubt, a turn to another name, a conditional, a commitment elsewhere, a
-  bound instead of the number, a conflicting date): a reader's check, not a guess.
+  bound instead of the number, a conflicting date): a reader's check, not a guess. v5: more forms of the same
+  answer and fewer ways to be credited for one the reply does not stand behind (:mod:`emb_s_core.answer_match`).
   ``question`` is required. Measured against the labelled sets in :mod:`emb_s_core.labels` (figures in
   ``bench/RESULTS.md``). Rows written under an older rule version are judged again on the next run.
 
@@ -37,7 +38,8 @@ from emb_s_core.schema import UNPARSEABLE
 from emb_s_core.store import Workspace
 
 REFERENCE = "reference"
-REFERENCE_VERSION = "reference_v4"  # v1: containment; v2: + alternatives, negation; v3: issue 22; v4: + doubt
+REFERENCE_VERSION = "reference_v5"  # v1: containment; v2: + alternatives, negation; v3: issue 22; v4: + doubt;
+# v5: other forms of the answer, asides, possessives (blind round 3)
 JUDGMENTS_SCHEMA = pa.schema([
     pa.field("judge", pa.string(), nullable=False), pa.field("qa_run", pa.string(), nullable=False),
     pa.field("rung", pa.string(), nullable=False), pa.field("qid", pa.string(), nullable=False),
@@ -59,7 +61,7 @@ token_f1 = answer_match.token_f1
 
 def reference_score(prediction: str | None, answer: str | None, aliases: list[str] | None = None,
                     question: str | None = None) -> dict:
-    """The 0–5 reference-match score of ``prediction`` (rule ``reference_v4`` in the module docstring) and why.
+    """The 0–5 reference-match score of ``prediction`` (rule ``reference_v5`` in the module docstring) and why.
 
     ``question`` is required: the alternatives it offers, the comparative it asks for and whether it asks for one
     entity decide what a reply claims (a caller without it gets an error, never an older rule).
@@ -69,11 +71,14 @@ def reference_score(prediction: str | None, answer: str | None, aliases: list[st
     if question is None:
         raise EmbSError("the reference judge needs the question (question=None given)",
                         fix="pass question=<the query text>: what a reply claims depends on what was asked.")
-    truths = [t for t in [answer, *(aliases or [])] if t]
-    others = [p for t in truths for p in answer_match.other_names(t, question)]
-    truths += others + [p for t in truths for p in answer_match.plural_forms(t)]
-    pred = prediction or ""
     canon = answer_match.canon
+    asked = set(canon(question).split())
+    # an alias the question already says ("Sun" for "below the Sun", asked "… in relation to the sun?") is no answer
+    truths = [t for t in [answer, *(a for a in aliases or [] if not set(canon(a).split()) <= asked)] if t]
+    others = [p for t in truths for p in answer_match.other_names(t, question)]
+    truths += others
+    truths += [p for t in truths for p in answer_match.plural_forms(t)]
+    pred = prediction or ""
     em = max((float(canon(pred) == canon(t) and bool(canon(t))) for t in truths), default=0.0)
     f1 = max((answer_match.canon_f1(pred, t) for t in truths), default=0.0)
 
@@ -87,9 +92,12 @@ def reference_score(prediction: str | None, answer: str | None, aliases: list[st
     yes_no = bool(alts) and alts.answer_side[0] in answer_match.YES_NO
     if answer_match.refusal(pred) and not any(answer_match.refusal(t) for t in truths):
         return out(0, "refusal")
+    asked = f" {canon(question)} "
     multi = [e for t in truths if not (others and "," in t) and not answer_match.YES_NO_LEAD.match(t)
+             and f" {canon(t)} " not in asked  # a title the question names ("Rich, Young and Pretty or …")
              for e in [answer_match.entities(t)] if len(e) > 1]
-    text, marks = answer_match.mark_truths(pred, truths, one_entity=not multi and not yes_no)
+    text, marks = answer_match.mark_truths(pred, truths, one_entity=not multi and not yes_no,
+                                           keep=(*alts.answer_side, *alts.competitors), asked=words)
     units = [m.group(1) for t in truths if (m := _NUMBER_UNIT.fullmatch(canon(t)))]
     truths = [t for t in truths if not answer_match.short_caps(t) and not answer_match.shadowed(pred, t)]
     truths += units + marks
@@ -128,12 +136,12 @@ def reference_score(prediction: str | None, answer: str | None, aliases: list[st
     if asserted is not None and not competitor:
         if hedging(reply, final, sides):
             return out(min(1, partial), "hedge")
-        if not yes_no and (answer_match.extra_members(final, [t for t in truths if t not in marks])
+        if not yes_no and (answer_match.extra_members(final, [t for t in truths if t not in marks], question)
                            or any(answer_match.extra_items(final, e) for e in multi)):
             return out(min(1, partial), "extra members")
         return held_back or out(4, asserted, True)
     if yes_no and not competitor and asserted is None:
-        polarity = answer_match.yes_no_polarity(reply)
+        polarity = answer_match.yes_no_polarity(reply, words, final)
         if polarity is not None:
             return out(4, "polarity", True) if polarity == alts.answer_side[0] else out(0, "polarity")
     if not competitor and any(answer_match.covers(final, t, question) for t in truths) and \

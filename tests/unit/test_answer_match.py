@@ -301,3 +301,54 @@ def test_company_a_member_keeps_is_no_extra_member():
 def test_round_two_classes(question, gold, reply, credited):
     got = judge.reference_score(reply, gold, [], question=question)
     assert (got["score"] >= 4) == credited, got
+
+
+@pytest.mark.parametrize("question,gold,aliases,reply,credited", [
+    # other forms of the same answer (v5)
+    ("When did Ola start the choir?", "The Thursday before 14 March 2024", [], "On Thursday, 7 March 2024.", True),
+    ("When did Ola start the choir?", "The Thursday before 14 March 2024", [], "On 8 March 2024.", False),
+    ("When did Ola go hiking?", "The weekend before 14 March 2024", [], "Sunday 10 March 2024.", True),
+    ("When did Ola visit Tarn?", "In 2019", [], "Ola visited Tarn in 2019.", True),
+    ("When did the strike happen?", "began 3 May 1931", [], "It started on May 3, 1931.", True),
+    ("Which phone does Ola use?", "A Fairphone; since she repairs her own devices", [], "A Fairphone.", True),
+    ("Which race did Ola win?", "Grand Prix of 1931", [], "She won the 1931 Grand Prix.", True),
+    ("Who painted Grey Dunes?", "Ola Maren Simms", [], "Ola Simms painted it.", True),
+    ("Who played the sheriff?", "Sheriff Ian Tor", [], "He played Ian Tor.", True),
+    ("How long was the walk?", "Three hours", [], "About 3 hrs.", True),
+    ("How many branches does the bank have?", "more than 40 branches", [], "Over forty branches.", True),
+    ("When did Ola chair the board?", "1969 until 1974", [], "She chaired it 1969–74.", True),
+    ("When did Ola chair the board?", "1969 until 1974", [], "She chaired it 1969–78.", False),
+    ("When did Ola start at the mill?", "April.2023", [], "In April 2023.", True),
+    ("What century is the chapel from?", "16th - century", [], "It dates from the 16th century.", True),
+    ("Is Ola likely to move to Tarn?", "Likely no", [], "Probably not; her job keeps her in Velkoria.", True),
+    ("Is Ola likely to move to Tarn?", "Likely no", [], "Most likely yes, she has family there.", False),
+    ("Do Quiet Harbour and Grey Dunes belong to different genres?", "no", [], "They are the same genre: both are "
+     "westerns.", True),
+    ("Are Ola Simms and Ian Tor both painters?", "yes", [], "Ola Simms is a painter, but Ian Tor is a sculptor.", False),
+    ("Are Ola Simms and Ian Tor from the same country?", "no", [], "They are not from different countries.", False),
+    # lists: asides and descriptions are no members, a list may start after "with"
+    ("Who founded Tarn Mills?", "Ian Tor", [], "**Ian Tor**, Ola Simms's elder son, a mill engineer.", True),
+    ("Who directed Grey Dunes?", "Ola Simms and Ian Tor", [], "Ola Simms and Ian Tor (the film is a remake, "
+     "starring Ben Rolf).", True),
+    ("Which guitarist toured with Ola?", "Ian Tor", [], "The Tarn Five, with Ian Tor and Ben Rolf on guitar.", False),
+    ("What pets does Ola have?", "hamster", [], "A hamster and a cat.", False),
+    # a comparison concluded mid-sentence
+    ("Which band has more members, Grey Dunes or Tarn?", "Tarn", [], "Grey Dunes is a duo while Tarn has five "
+     "members, so Tarn.", True),
+    # what the reply does not stand behind
+    ("Where did Ola think the comet was in relation to the moon?", "below the Moon", ["Moon"], "Above the Moon.",
+     False),
+    ("Which party did Ola join?", "Velkorian Labour Party", [], "The Green Party.", False),
+    ("Who won the 1931 race?", "Ian Tor", [], "Ben Rolf, Ian Tor's teammate, won it.", False),
+    ("Who founded Tarn Mills?", "Ian Tor", [], "It was Ben Tor, son of the engineer Ian Tor.", False),
+    ("Which meat does Ola prefer?", "lamb", [], "Ola prefers pork over lamb.", False),
+    ("Which meat does Ola prefer?", "lamb", [], "Ola likes pork more than lamb.", False),
+    ("Where was Ola born?", "Velkoria", [], "Velkoria? The passage isn't specific enough to confirm.", False),
+    ("Who chaired the board in 1974?", "Ian Tor", [], "Ola Simms chaired it until 1974, before Ian Tor took over. "
+     "So Ola Simms.", False),
+    ("Where was Ola born?", "Tarn", [], "She was born in Velkoria and later moved to Tarn.", False),
+    ("Where does Ola live now?", "Tarn", [], "She was born in Velkoria and later moved to Tarn.", True),
+])
+def test_round_three_classes(question, gold, aliases, reply, credited):
+    got = judge.reference_score(reply, gold, aliases, question=question)
+    assert (got["score"] >= 4) == credited, got
