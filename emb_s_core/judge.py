@@ -173,17 +173,20 @@ _MARKER = re.compile(r"(?:\bscore|\brating|\bgrade)\b[\"*_\s]*(?:is|of|=|:|-|–
 _SCALED_VALUE = re.compile(r"(?<![\w.-])" + _VALUE + r"\s*(?:/|out\s+of)\s*(?:5|five)\b(?![.,]\d)", re.I)  # "3/5", "3 out of 5"
 _REVISED = re.compile(r"\b(?:actually|on (?:second thought|reflection)|edit(?:ed)?|revis\w*|correct\w*|updat\w*|"
                       r"final|chang\w*|instead|rather|re-?read\w*|reconsider\w*|wait)\b", re.I)
+_CONDITIONAL = re.compile(r"\b(?:if|unless|otherwise|depending)\b", re.I)
+_RATED = re.compile(r"\b(?:rate|give|award|assign)s?\b[^.\n\d]{0,25}?\b(?:an?\s+)?(?P<v>" + "|".join(_SCORE_WORDS) +
+                    r")\b(?!\s*(?:of|out|/|points?\s+out))", re.I)
 _BARE = re.compile(r"^\W*" + _VALUE + r"\W*$", re.I)
 _LEADING = re.compile(r"^\s*" + _VALUE + r"\s*(?:[.:)=—–-]|\s-)\s+\S", re.I)  # "4. The answer ...", "5 = fully"
 
 
 def _value(token: str) -> int | None:
-    """An integer 0–5 from a digit string or a score word; None for decimals and values out of range."""
+    """An integer 0–5 from a digit string or a score word; None for fractions and values out of range."""
     word = token.lower()
     if word in _SCORE_WORDS:
         value = _SCORE_WORDS[word]
-    elif re.fullmatch(r"-?\d+", token):
-        value = int(token)
+    elif re.fullmatch(r"-?\d+(?:\.0+)?", token):
+        value = int(float(token))  # "4.0" is 4; "4.5" is no score
     else:
         return None
     return value if 0 <= value <= 5 else None
@@ -195,12 +198,15 @@ def parse_score(reply: str | None) -> int | None:
     1. a *marked* score wins: the last "Score: N" / "Rating: N" / "final score is N" / ``{"score": N}`` marker, or
        "N/5" / "N out of 5" (or "five"); a number elsewhere in the explanation never replaces it ("Score: 3 … 3 of 5
        pets" → 3); two marked scores that differ are unparseable unless the text between revises the first
-       ("Score: 2 — actually, on reflection, Score: 4" → 4; "Score: 2\nScore: 3" → None);
-    2. else a reply that is only a value ("4", "Four.", "**4**") or opens with one ("4. The answer …");
+       ("Score: 2 — actually, on reflection, Score: 4" → 4; "Score: 2\nScore: 3" → None); a marked score under a
+       condition on its line is unparseable ("Score: 5 (if Oporto counts), otherwise 0");
+    2. else a score word after "rate" / "give" ("I would rate this a four" → 4), a reply that is only a value ("4",
+       "Four.", "**4**") or one that opens with one ("4. The answer …");
     3. else the integers 0–5 of the reply once scale mentions ("0-5", "out of 5") are removed, if they are all the
        same value ("I would give this a 4" → 4).
-    Score words are read ("Score: five" → 5). Out-of-range values ("Score: 7", "Score: -1"), decimals, ranges and
-    hedges ("3-4", "3 or 4", "I'd say 4, maybe 5"), and other scales ("7/10") are unparseable.
+    Score words are read ("Score: five" → 5), and "4.0" is 4. Out-of-range values ("Score: 7", "Score: -1"),
+    fractions ("4.5"), ranges and hedges ("3-4", "3 or 4", "I'd say 4, maybe 5"), and other scales ("7/10") are
+    unparseable. (The rule is applied when judgments are read, so stored replies are read by today's rule.)
     """
     text = (reply or "").strip()
     if not text:
@@ -211,6 +217,8 @@ def parse_score(reply: str | None) -> int | None:
         if last.group("after") and (last.group("of") is None or last.group("of").lower() not in ("5", "five")):
             return None  # "Score: 3-4", "Score: 7/10"
         values = [_value(m.group("v")) for m in marked]
+        if _CONDITIONAL.search(text[last.end():].split("\n")[0]):
+            return None  # "Score: 5 (if Oporto counts as Porto), otherwise 0": two scores, one condition
         if len(marked) > 1 and values[-2] != values[-1] and \
                 not _REVISED.search(text[marked[-2].end():marked[-1].start()]):
             return None  # "Score: 2\nScore: 3": two scores, neither revised
@@ -219,6 +227,8 @@ def parse_score(reply: str | None) -> int | None:
     if scaled:
         values = {_value(m.group("v")) for m in scaled}
         return values.pop() if len(values) == 1 else None
+    if rated := _RATED.search(text):
+        return _value(rated.group("v"))  # "I would rate this a four"
     for pattern in (_BARE, _LEADING):
         m = pattern.match(text)
         if m:

@@ -34,7 +34,7 @@ ID_RULES = (DOCID, RAW_INTEGERS)
 MAX_RANGE = 50  # "3-6" expands; a longer span is two numbers, not a range
 _JSON_LIST = re.compile(r"\[\s*\d[\d\s,]*\]")
 _MENTION = re.compile(r"(?:\bdoc(?:ument)?s?\s*(?:ids?)?|\bids?)\s*[=:#]?\s*#?\s*(\d[\d,]*)"
-                      r"(?:\s*(?:-|–|to)\s*(\d+))?|#(\d+)", re.I)
+                      r"(?:\s*(?:-|–|to|through|thru)\s*(\d+))?|#(\d+)", re.I)
 _NUMBERING = re.compile(r"^[ \t]*(?:[-*•][ \t]*)?\d+[.)](?=[ \t]+\S)", re.M)  # "1. ", "2) " opening a line
 _COUNT_AFTER = re.compile(r"\s*(?:relevant\b|most\b|documents?\b|docs?\b|ids?\b|docids?\b|results?\b|ones?\b|"
                           r"items?\b|of\s+them\b|passages?\b|sources?\b|texts?\b|candidates?\b|chunks?\b|entries\b|records?\b)", re.I)
@@ -47,7 +47,7 @@ _SET_ASIDE = re.compile(r"\b(?:not|except|excluding|exclude|rather than|instead 
 _PROSE_YEAR = re.compile(r"\b(?:the|in|since|from|until|during|released|published|founded|born|circa|of)\s+"
                          r"((?:1[0-9]|20)\d\d)\b(?!\s*(?:[-–]|to)\s*\d)", re.I)
 _RAW_NUMBER = re.compile(r"\d+(?:,\d{3})+(?![\d.])|\d+(?:\.\d+)+|\d+")
-_RANGE = re.compile(r"(\d+)\s*(?:-|–|\bto\b)\s*(\d+)")
+_RANGE = re.compile(r"(\d+)\s*(?:-|–|\bto\b|\bthrough\b|\bthru\b)\s*(\d+)", re.I)
 
 
 def canonicalize(reply: str | None, k: int, context_ids: set[int] | None = None, rule: str = DOCID) -> list[int]:

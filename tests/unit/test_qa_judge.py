@@ -357,3 +357,18 @@ def test_localization_reads_what_the_reply_names_as_its_answer(reply, ids):
 ])
 def test_judge_parser_reads_scales_in_words_and_revisions(reply, score):
     assert judge.parse_score(reply) == score
+
+
+@pytest.mark.parametrize("reply,score", [
+    ("I'd rate the prediction a two: the city is wrong.", 2),                    # a score word after "rate"
+    ("Score: 3.0\nRight person, wrong year.", 3),                               # an integer written as a decimal
+    ("Score: 3.5", None),
+    ("Score: 4 (if the nickname counts), otherwise 1.", None),                  # a score under a condition
+    ("Score: 4\nReason: if anything the answer is more precise than the reference.", 4),  # a later line's "if"
+])
+def test_judge_parser_round_four_classes(reply, score):
+    assert judge.parse_score(reply) == score
+
+
+def test_localization_ranges_in_words():
+    assert localize.canonicalize("DocIDs 11 through 13, then 2.", 4, {2, 11, 12, 13, 31}) == [11, 12, 13, 2]
