@@ -46,6 +46,16 @@ question already says ("Sun") or a partial name made of question words ("Party")
 another's possessive ("X's rival, Y") or after "the <noun>" in "son of the shipbuilder X" is a modifier, "prefers
 Y over X" sets X aside, words of uncertainty ("not sure", "can't confirm") are doubt, "So Y." commits elsewhere, and
 an answer that came "later" in its sentence is not what a question about origins asks.
+
+Rule ``reference_v6`` (read on round 4, measured on round 5): "Answer: X" and a side named by its surname ("So
+Agnew died later.") conclude a comparison; a word of doubt that is the answer's own ("A Wrong Way to Love") casts
+none; a reply that ends by concluding with the answer ("So his place of birth is China.") is not held back by a turn
+in an earlier sentence; a possessive before a name is its owner, not a first name ("Tarantino's Hateful Eight");
+other forms: common short given names ("Bill Clinton"), a company without "Inc." or "& Co", a people's singular
+("Apalachee"), the country of a nationality gold, the name after title words ("Queen dowager Clarisse Renaldi"),
+"the week before D" as its seven days, "Presumably not"; canonical "mid-June", "'70s", "twenties", "a month",
+"years back"; a reply reasoning through other dates that ends on the answer's date has no conflicting date; list
+items that describe ("mainly to …", "later …") and what follows them are no members.
 """
 from __future__ import annotations
 
@@ -443,6 +453,11 @@ def _ordinal_sub(match: re.Match) -> str:
     return f"{match.group(3)} {value}" if match.group(3) else value
 
 
+_PERIOD_PREFIX = re.compile(r"\b(mid|early|late)-(?=[A-Za-z0-9'])", re.I)
+_SHORT_DECADE = re.compile(r"['’‘](\d0)s\b")
+_DECADE_WORDS = re.compile(r"\b(twenties|thirties|forties|fifties|sixties|seventies|eighties|nineties)\b", re.I)
+_ONE_UNIT = re.compile(r"\b(?:a|an)\s+(second|minute|hour|day|week|month|year|decade|century)\b", re.I)
+_BACK = re.compile(r"\b((?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|decades?))\s+back\b", re.I)
 _ORDINAL_HYPHEN = re.compile(r"\b(\d+(?:st|nd|rd|th))\s*[-–]\s*(?=[a-z])", re.I)
 _GLUED = re.compile(r"(?<![\w.])(\d{1,2})([A-Z][a-z]{2,})")
 _INITIALS = re.compile(r"\b(?:[A-Z]\.\s?){2,}(?=\s*[A-Z])")
@@ -457,7 +472,12 @@ def canonical(text: str | None) -> str:
     """The canonical text a reply or a truth is read in (before SQuAD normalization); cached, since one judgment
     reads the same phrases and sentences many times."""
     text = fold(text)
-    text = _GLUED.sub(r"\1 \2", text)  # "15April, 2022" (a typo in LoCoMo's golds) reads as "15 April, 2022"
+    text = _GLUED.sub(r"\1 \2", text)
+    text = _PERIOD_PREFIX.sub(r"\1 ", text)  # "mid-June 2023" = "mid June 2023"
+    text = _SHORT_DECADE.sub(lambda m: ("20" if m.group(1) in ("00", "10") else "19") + m.group(1) + "s", text)
+    text = _DECADE_WORDS.sub(lambda m: f"{_TENS[m.group(1).lower()[:-3] + 'y']}s", text)  # "early twenties" = "early 20s"
+    text = _ONE_UNIT.sub(r"1 \1", text)  # "about a month" = "about 1 month"
+    text = _BACK.sub(r"\1 ago", text)  # "a few years back" = "a few years ago"  # "15April, 2022" (a typo in LoCoMo's golds) reads as "15 April, 2022"
     text = _INITIALS.sub(lambda m: " ".join(re.findall(r"[A-Z]", m.group())) + " ", text)  # "J.R.R." = "J. R. R."
     text = _CENTURY_OF.sub(lambda m: f"{int(m.group(1)) + 1}th century", text)  # "the 1400s" = "15th century"
     text = _CURRENCY.sub(lambda m: f"{m.group(2)} {_CURRENCY_WORDS[m.group(1)]}", text)
@@ -637,7 +657,7 @@ def comparison_winner(reply: "Reply", sides: list[str], qwords: frozenset[str]) 
 
 
 _CONCLUSION = re.compile(r"^\W*(?:so|therefore|thus|hence|in conclusion|in short|overall|the answer is|answer:|"
-                         r"final answer|that means|which means)\b", re.I)
+                         r"final answer|that means|which means)(?!\w)", re.I)
 _INNER_CONCLUSION = re.compile(r"[,;]\s*(?:so|therefore|thus|hence)\b|\s(?:→|=>|⇒|->)\s", re.I)  # "…, so Live."
 _COMPARATIVES = frozenset({"first", "last", "more", "most", "less", "least", "fewer", "recent", "recently", "before",
                            "after", "earliest", "latest", "sooner", "further", "farther"})
@@ -663,10 +683,17 @@ def picked_side(text: str, answer_side: list[str], competitors: list[str], qword
              if (w in _COMPARATIVES or w.endswith(("er", "est"))) and w not in _NOT_COMPARATIVES]
     parts = sentences(text)
 
-    def named(sentence: str) -> list[tuple[int, str]]:
-        reply = Reply.parse(sentence, sides)
-        return sorted((s, side) for side in sides for s, e in reply.occurrences(side)
-                      if not reply.negated(s, e) and not reply.demoted(s, qwords))
+    short = {side: [n for n in partial_names(side) if not any(f" {canon(n)} " in f" {canon(o)} "
+                                                              for o in sides if o != side)] for side in sides}
+
+    def named(sentence: str, by_surname: bool = False) -> list[tuple[int, str]]:
+        reply = Reply.parse(sentence, [*sides, *(n for v in short.values() for n in v)])
+        full = [(s, e) for side in sides for s, e in reply.occurrences(side)]
+        occ = [(s, e, side) for side in sides for s, e in reply.occurrences(side)]
+        if by_surname:  # "So Agnew died later.": a surname only where it is not inside a full name
+            occ += [(s, e, side) for side in sides for n in short[side] for s, e in reply.occurrences(n)
+                    if not any(fs <= s and e <= fe for fs, fe in full)]
+        return sorted({(s, side) for s, e, side in occ if not reply.negated(s, e) and not reply.demoted(s, qwords)})
 
     for sentence in parts:  # "A and B", "B, A": both named as one list picks neither
         reply = Reply.parse(sentence, sides)
@@ -676,7 +703,7 @@ def picked_side(text: str, answer_side: list[str], competitors: list[str], qword
             return None
     for sentence in reversed(parts):
         tail = _INNER_CONCLUSION.split(sentence)
-        found = {side for _, side in named(tail[-1])}
+        found = {side for _, side in named(tail[-1], by_surname=True)}
         if (_CONCLUSION.match(sentence) or len(tail) > 1) and len(found) == 1:
             return found.pop()
     for sentence in parts:
@@ -739,7 +766,9 @@ def extra_members(reply_text: str, truths: list[str], question: str = "") -> boo
     for t in truths:
         ents = [canon(e) for e in _ENTITY_SPLIT.split(canonical(t)) if canon(e)]
         named = fold(t).strip()[:1].isupper()
-        extra = [p for r, p in zip(raw, parts) if p not in ents and not _describes(r, named)]
+        aside = next((i for i, r in enumerate(raw) if i and _describes(r, named)), len(raw))
+        # "Ian Tor, his elder son and envoy": after a description, the items go on describing
+        extra = [p for r, p in zip(raw[:aside], parts[:aside]) if p not in ents and not _describes(r, named)]
         if ents and all(e in parts for e in ents) and extra:
             return True
     return False
@@ -748,7 +777,9 @@ def extra_members(reply_text: str, truths: list[str], question: str = "") -> boo
 _ASIDE = re.compile(r"\s*\([^()]*\)")
 _SEGMENT = re.compile(r"\s[-–—]+\s|\s?--\s?|(?<=\w\W):\s|(?<=\w):\s")
 _DESCRIBERS = frozenset({"a", "an", "the", "his", "her", "their", "its", "whose", "who", "which", "home", "born",
-                         "known", "famous", "it", "he", "she", "they", "this", "that", "there", "we", "i", "you"})
+                         "known", "famous", "it", "he", "she", "they", "this", "that", "there", "we", "i", "you",
+                         "later", "formerly", "previously", "once", "then", "now", "mainly", "mostly", "especially",
+                         "particularly", "primarily", "largely", "chiefly", "including"})
 _OWN_RELATION = re.compile(r"\bs (?:\w+ ){0,2}(?:%s)\b" % "|".join(sorted(RELATIONS)))
 
 
@@ -794,7 +825,7 @@ def extra_items(reply_text: str, members: list[str]) -> bool:
         if not all(any(holds(i, m) for i in items) for m in members):
             continue
         if any(not any(holds(i, m) for m in members) and len(i.split()) <= 5 and not set(i.split()) & _CLAUSE_VERBS
-               and not _TRAILING_CLAUSE.match(", " + i) for i in items):
+               and not _TRAILING_CLAUSE.match(", " + i) and not _describes(i, named=False) for i in items):
             return True
     return False
 
@@ -844,8 +875,8 @@ _DEMONYMS = dict(pair.split(":") for pair in (
 _COUNTRY_NAMES = [("United States", "USA", "US", "America", "United States of America"),  # "US" as a cased token
                   ("United Kingdom", "UK", "Britain", "Great Britain")]
 _NICKNAME = re.compile(r"^(?P<first>[^\"“”]+?)\s+[\"“](?P<nick>[^\"”]+)[\"”]\s+(?P<last>.+)$")
-YES_NO_LEAD = re.compile(r"^\s*(?:(?:most |very )?(?:likely|probably),?\s+(?=(?:yes|no)\W*$)|"
-                         r"(?=(?:yes|no)\b\s*[;,.:—–-]))(yes|no)\b", re.I)  # "Yes; …", "Likely no"
+YES_NO_LEAD = re.compile(r"^\s*(?:(?:most |very )?(?:likely|probably|presumably),?\s+(?=(?:yes|no|not)\W*$)|"
+                         r"(?=(?:yes|no)\b\s*[;,.:—–-]))(yes|no|not)\b", re.I)  # "Yes; …", "Likely no", "Presumably not"
 _LEADING_PREPOSITION = re.compile(r"^(?:(?:began|begun|started|built|founded|established|opened|released|"
                                   r"published|born|died)\s+(?:in\s+|on\s+)?|(?:in|on|at|by|for|since|during|"
                                   r"around|about|from)\s+)(?=\S)", re.I)  # "began 10 July 1951", "built in …"
@@ -871,38 +902,83 @@ def other_names(truth: str, question: str | None) -> list[str]:
         for names in _COUNTRY_NAMES:
             if any(canon(folded) == canon(n) for n in names) or any(canon(o) == canon(names[0]) for o in out):
                 out += [n for n in names if canon(n) != canon(folded)]
+    elif folded in _DEMONYMS.values():  # a nationality for a gold ("Chinese" for a place of birth): its country
+        out += [country for country, people in _DEMONYMS.items() if people == folded]
     if m := _NICKNAME.match(folded):
         out.append(f"{m.group('nick')} {m.group('last').split()[-1]}")
     words = folded.split()
     if len(words) >= 3 and (words[0].lower().rstrip(".") in _TITLES or re.fullmatch(r"[A-Z]{2,3}", words[0])):
         out.append(" ".join(words[1:]))
     title = next((i for i, w in enumerate(words[:-2]) if w.lower().rstrip(".") in _TITLES), None)
-    if title and _person_like(" ".join(words[title + 1:])) and words[title + 1].lower() not in _CONNECTORS:
-        out.append(" ".join(words[title + 1:]))  # "Rooster Cogburn" for "U.S. Marshal Rooster Cogburn"
+    if title is not None and "," not in folded and not re.search(r"\d", folded):
+        # "Rooster Cogburn" for "U.S. Marshal Rooster Cogburn", "Clarisse Renaldi" for "Queen
+        run = []  # dowager Clarisse Renaldi": the name after the title words
+        for w in reversed(words[title + 1:]):
+            if not w[:1].isupper() or w.lower().rstrip(".") in _TITLES:
+                break
+            run.insert(0, w)
+        between = words[title + 1:len(words) - len(run)]
+        if len(run) >= 2 and all(w.islower() or w.lower().rstrip(".") in _TITLES for w in between):
+            out.append(" ".join(run))
     out += relative_dates(folded)
     if m := re.fullmatch(r"(?P<what>[A-Za-z][\w' -]+?)\s+(?:of|in)\s+(?P<year>\d{4})", folded):
         out.append(f"{m.group('year')} {m.group('what')}")  # "2016 United States presidential election"
     if m := _LEADING_PREPOSITION.match(folded):
         out.append(folded[m.end():])  # "2021" for "In 2021", "summer 2022" for "in summer 2022"
     if m := YES_NO_LEAD.match(folded):
-        out.append(m.group(1).lower())
+        out.append("no" if m.group(1).lower() == "not" else m.group(1).lower())
     if ";" in folded and canon(folded.split(";")[0]) and not set(canon(folded.split(";")[0]).split()) & {"yes", "no"}:
         out.append(folded.split(";")[0].strip())  # "A Nintendo Switch" for "A Nintendo Switch; since the game …"
     if ":" in folded and len(folded.split(":")[0].split()) >= 1 and folded.split(":")[0][:1].isupper():
         out.append(folded.split(":")[0].strip())  # "LaLee's Kin" for "LaLee's Kin: The Legacy of Cotton"
+    if m := _CORPORATE.search(folded):
+        out.append(folded[:m.start()])  # "Mondelez International" for "Mondelez International, Inc."
+    out += nicknamed(folded)
+    if re.fullmatch(r"[A-Z][a-z]{4,}(?<![su]s)s", folded):
+        out.append(folded[:-1])  # "Apalachee" for "Apalachees"
     if _person_like(folded) and re.search(r"\s[A-Z]\.\s", folded):
         out.append(re.sub(r"\s[A-Z]\.(?=\s)", "", folded))  # "Henry Kaiser" for "Henry J. Kaiser"
     return list(dict.fromkeys(o for o in out if canon(o) and canon(o) != canon(folded)))
 
 
+_CORPORATE = re.compile(r",?\s+(?:&\s*co\.?|inc\.?|incorporated|ltd\.?|limited|llc|plc|corp\.?|corporation|"
+                        r"co\.|gmbh|s\.?a\.?|ag|n\.?v\.?)\s*$", re.I)
+# the common English short forms of given names ("Bill Clinton" for "William Jefferson Clinton")
+_NICKNAMES = {full: short.split("/") for full, short in (pair.split(":") for pair in (
+    "William:Bill/Will/Billy; Robert:Bob/Rob/Bobby; Richard:Dick/Rick/Rich; James:Jim/Jimmy/Jamie; John:Jack/Johnny; "
+    "Edward:Ed/Ted/Eddie/Ned; Thomas:Tom/Tommy; Michael:Mike/Mickey; Charles:Charlie/Chuck; Elizabeth:Liz/Beth/Betty/"
+    "Eliza/Lizzie; Katherine:Kathy/Kate/Katie; Kathryn:Kathy/Kate/Katie; Catherine:Cathy/Kate/Katie; Margaret:Maggie/"
+    "Peggy/Meg; Joseph:Joe/Joey; Anthony:Tony; Christopher:Chris; Daniel:Dan/Danny; David:Dave; Steven:Steve; "
+    "Stephen:Steve; Jonathan:Jon; Patrick:Pat; Benjamin:Ben; Samuel:Sam; Alexander:Alex; Nicholas:Nick; Matthew:Matt; "
+    "Andrew:Andy/Drew; Timothy:Tim; Kenneth:Ken; Ronald:Ron; Donald:Don; Gerald:Jerry; Lawrence:Larry; Frederick:Fred; "
+    "Henry:Harry/Hank; Jennifer:Jenny/Jen; Susan:Sue; Deborah:Debbie/Deb; Patricia:Pat/Patty; Rebecca:Becky; "
+    "Victoria:Vicky; Abraham:Abe; Theodore:Ted/Teddy; Albert:Al; Gregory:Greg; Jeffrey:Jeff; Peter:Pete; Philip:Phil; "
+    "Raymond:Ray; Walter:Walt; Zachary:Zach; Douglas:Doug; Frank:Frankie; Francis:Frank; Leonard:Len/Leo; "
+    "Eugene:Gene; Harold:Harry; Louis:Lou; Mitchell:Mitch; Nathaniel:Nate; Nathan:Nate; Vincent:Vince; Jacob:Jake; "
+    "Joshua:Josh; Zachariah:Zach; Gabriel:Gabe; Isaac:Ike; Arnold:Arnie; Bernard:Bernie; Barbara:Barb; Dorothy:Dot; "
+    "Jessica:Jess; Judith:Judy; Pamela:Pam; Cynthia:Cindy; Sandra:Sandy; Christine:Chris; Christina:Tina; Valerie:Val; "
+    "Alexandra:Alex/Sasha; Samantha:Sam; Suzanne:Sue; Theresa:Terry; Sylvester:Sly; Montgomery:Monty; Augustus:Gus"
+).split("; "))}
+
+
+def nicknamed(truth: str) -> list[str]:
+    """A person's name with a common short form of the given name and the surname: "Bill Clinton" for "William
+    Jefferson Clinton", "Kathy Martin" for "Kathryn Jean Martin"."""
+    words = truth.split()
+    if not 2 <= len(words) <= 4 or not _person_like(truth) or words[0] not in _NICKNAMES:
+        return []
+    return [f"{short} {words[-1]}" for short in _NICKNAMES[words[0]]]
+
+
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_RELATIVE_DAY = re.compile(r"^(?:on\s+)?(?:the\s+)?(?P<what>%s|day|weekend)\s+(?P<dir>before|after)\s+(?P<date>.+)$"
+_RELATIVE_DAY = re.compile(r"^(?:on\s+)?(?:a\s+|the\s+)?(?P<what>%s|day|weekend|week)\s+(?P<dir>before|after)\s+(?P<date>.+)$"
                            % "|".join(_WEEKDAYS), re.I)
 
 
 def relative_dates(truth: str) -> list[str]:
     """The calendar day(s) a relative date names, as LoCoMo's golds give them: "The Tuesday before 20 July 2023" →
-    "18 July 2023"; "the day after …"; "the weekend before …" → its Saturday and its Sunday."""
+    "18 July 2023"; "the day after …"; "the weekend before …" → its Saturday and its Sunday; "the week before …" →
+    each of the seven days before."""
     m = _RELATIVE_DAY.match(truth.strip().rstrip("."))
     date = re.fullmatch(r"(\d{4}) m(\d\d) d(\d\d)", canon(m.group("date"))) if m else None
     if not date:
@@ -921,6 +997,8 @@ def relative_dates(truth: str) -> list[str]:
     days = [day]
     if what == "weekend":
         days.append(day + datetime.timedelta(days=step))
+    if what == "week":  # the seven days before (or after) the anchor
+        days = [anchor + datetime.timedelta(days=step * i) for i in range(1, 8)]
     return [f"{d.day} {MONTHS[d.month - 1].capitalize()} {d.year}" for d in sorted(days)]
 
 
@@ -1031,6 +1109,8 @@ def _name_before(text: str, start: int, gold_words: set[str], own: bool = False)
     if not prev:
         return False
     raw = prev.group(1)
+    if re.search(r"['’]s?$", raw) and not own:
+        return False  # "Tarantino's Hateful Eight": the possessive names an owner, not a first name
     word = re.sub(r"['’]s$", "", raw.replace(".", "").lower())  # "He's" is "he"
     if raw.endswith(".") and not re.fullmatch(r"(?:[A-Z]\.)+", raw):
         return False  # a sentence ends there
@@ -1183,9 +1263,13 @@ def _conflicting_date(text: str, phrases: list[str]) -> str | None:
     """The reply dates the answer's year with another month or day than a truth does ("June 1990" for "May 1990",
     even when "1990" alone is an accepted alias)."""
     truth_dates = [m.groups() for p in phrases for m in _CANON_DATE.finditer(canonical(p))]
-    for y, mo, d in (m.groups() for m in _CANON_DATE.finditer(canonical(text))):
-        same_year = [(tmo, td) for ty, tmo, td in truth_dates if ty == y]
-        if same_year and not any(mo == tmo and not (d and td and d != td) for tmo, td in same_year):
+    dated = [m.groups() for m in _CANON_DATE.finditer(canonical(text))]
+    agrees = [any(ty == y and mo == tmo and not (d and td and d != td) for ty, tmo, td in truth_dates)
+              for y, mo, d in dated]
+    if agrees and agrees[-1]:
+        return None  # "the session is dated 13 June …, so the Sunday before is 11 June 2023": it ends on the answer
+    for (y, mo, d), ok in zip(dated, agrees):
+        if not ok and any(ty == y for ty, _, _ in truth_dates):
             return "a different date"
     return None
 
@@ -1276,6 +1360,8 @@ def doubt(text: str, phrases: list[str], question: str | None) -> str | None:
         {w for p in phrases for w in normalize(fold(p)).split()}
     for i in range(names[0], len(parts)):
         for m in DOUBT_WORDS.finditer(parts[i]):
+            if set(normalize(m.group()).split()) <= known:
+                continue  # "A Wrong Way to Love": the doubt word is the answer's (or the question's) own
             if not _moves_on_to_answer(parts[i][m.end():], phrases):
                 return f"doubt: {m.group().lower()!r}"
     if conflict := _other_place(text, phrases, question):
@@ -1304,6 +1390,7 @@ def doubt(text: str, phrases: list[str], question: str | None) -> str | None:
         later = [m for m in LATER.finditer(head) if m.group().lower() not in asked]
         if later and _new_names(head[:later[0].start()], known) and ORIGIN_QUESTION.search(question or ""):
             return "came later"  # "He was born in Manhattan and later moved to Brooklyn." for "where … born?"
+    concluded = len(names) > 1 and names[-1] == len(parts) - 1 and bool(_CONCLUSION.match(parts[-1].strip()))
     for i in names:
         s, head = parts[i], heads[i]
         last = head.split()[-1] if head.split() else ""
@@ -1312,7 +1399,8 @@ def doubt(text: str, phrases: list[str], question: str | None) -> str | None:
             return "a bound, not the number"
         if re.search(r"\bor\b", s, re.I) and UNSURE.search(s) and not re.search(r"\bor\b", question or "", re.I):
             return f"hedge: {UNSURE.search(s).group().lower()!r}"
-        for m in TURN_WORDS.finditer(s):
+        for m in TURN_WORDS.finditer(s) if not (concluded and i != names[-1]) else ():
+            # (a reply that ends "So … China." stands behind the answer whatever turn an earlier sentence took)
             if normalize(m.group()) in asked:
                 continue  # "later" answering "which opened later?" is the question's own word, no turn
             before = Reply.parse(s[:m.start()], phrases)

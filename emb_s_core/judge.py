@@ -5,7 +5,7 @@
   (a marked score first, so a number in the explanation never replaces it; hedges, ranges, out-of-range values and
   other scales are ``unparseable``, never a zero). ``repeats`` > 1 judges each answer again (each repeat is its own
   cache entry), so the spread of a judge can be measured; agreement uses every pair of parseable repeats.
-- Reference match (``judge = "reference"``, rule version ``reference_v5``): reply and truths are read in one
+- Reference match (``judge = "reference"``, rule version ``reference_v6``): reply and truths are read in one
   canonical form (:func:`answer_match.canonical`: accents folded, dates as year/month/day, numbers as digits), then
   SQuAD-normalized; what the reply *asserts* is read by :mod:`emb_s_core.answer_match` (its final claim after a
   correction, negation, alternatives the question offers, comparatives, hedges, refusals, lists, modifiers). In
@@ -18,7 +18,8 @@
   v4: a ``4`` or ``5`` is held back to ``3`` (found, not credited) when the reply casts doubt on the answer it names
   (:func:`answer_match.doubt`: words of doubt, a turn to another name, a conditional, a commitment elsewhere, a
   bound instead of the number, a conflicting date): a reader's check, not a guess. v5: more forms of the same
-  answer and fewer ways to be credited for one the reply does not stand behind (:mod:`emb_s_core.answer_match`).
+  answer and fewer ways to be credited for one the reply does not stand behind (:mod:`emb_s_core.answer_match`);
+  v6 the same, read on a fourth round.
   ``question`` is required. Measured against the labelled sets in :mod:`emb_s_core.labels` (figures in
   ``bench/RESULTS.md``). Rows written under an older rule version are judged again on the next run.
 
@@ -38,8 +39,8 @@ from emb_s_core.schema import UNPARSEABLE
 from emb_s_core.store import Workspace
 
 REFERENCE = "reference"
-REFERENCE_VERSION = "reference_v5"  # v1: containment; v2: + alternatives, negation; v3: issue 22; v4: + doubt;
-# v5: other forms of the answer, asides, possessives (blind round 3)
+REFERENCE_VERSION = "reference_v6"  # v1: containment; v2: + alternatives, negation; v3: issue 22; v4: + doubt;
+# v5: other forms of the answer, asides, possessives (blind round 3); v6: conclusions, short names (blind round 4)
 JUDGMENTS_SCHEMA = pa.schema([
     pa.field("judge", pa.string(), nullable=False), pa.field("qa_run", pa.string(), nullable=False),
     pa.field("rung", pa.string(), nullable=False), pa.field("qid", pa.string(), nullable=False),
@@ -61,7 +62,7 @@ token_f1 = answer_match.token_f1
 
 def reference_score(prediction: str | None, answer: str | None, aliases: list[str] | None = None,
                     question: str | None = None) -> dict:
-    """The 0–5 reference-match score of ``prediction`` (rule ``reference_v5`` in the module docstring) and why.
+    """The 0–5 reference-match score of ``prediction`` (rule ``reference_v6`` in the module docstring) and why.
 
     ``question`` is required: the alternatives it offers, the comparative it asks for and whether it asks for one
     entity decide what a reply claims (a caller without it gets an error, never an older rule).
@@ -95,6 +96,7 @@ def reference_score(prediction: str | None, answer: str | None, aliases: list[st
     asked = f" {canon(question)} "
     multi = [e for t in truths if not (others and "," in t) and not answer_match.YES_NO_LEAD.match(t)
              and f" {canon(t)} " not in asked  # a title the question names ("Rich, Young and Pretty or …")
+             and not (t != answer and canon(t.split(",")[0]) == canon(answer))  # alias "Arthur Peel, 1st Viscount …"
              for e in [answer_match.entities(t)] if len(e) > 1]
     text, marks = answer_match.mark_truths(pred, truths, one_entity=not multi and not yes_no,
                                            keep=(*alts.answer_side, *alts.competitors), asked=words)
@@ -124,9 +126,10 @@ def reference_score(prediction: str | None, answer: str | None, aliases: list[st
             return held_back or out(4, "compared", True)
         both = any(reply.mentions(a) for a in alts.answer_side) and any(reply.mentions(c) for c in alts.competitors)
         pick = None if not both or hedging(reply, final, sides) else \
-            answer_match.picked_side(final, list(alts.answer_side), list(alts.competitors), words)
-        if pick is not None:
-            return (held_back or out(4, "picked", True)) if pick in alts.answer_side else out(min(1, partial), "picked")
+            answer_match.picked_side(final, [*alts.answer_side, *marks], list(alts.competitors), words)
+        if pick is not None:  # a marked partial name ("So Agnew died later.") is the answer's side too
+            return (held_back or out(4, "picked", True)) if pick in (*alts.answer_side, *marks) \
+                else out(min(1, partial), "picked")
     competitor = any(reply.asserts(c, words, yes_no) for c in alts.competitors)
     asserted = next((why for phrase, why in sides if reply.asserts(phrase, words, yes_no)), None)
     if not competitor and any(set(e) == set(answer_match.entities(final)) for e in multi):
@@ -217,6 +220,9 @@ def parse_score(reply: str | None) -> int | None:
         if last.group("after") and (last.group("of") is None or last.group("of").lower() not in ("5", "five")):
             return None  # "Score: 3-4", "Score: 7/10"
         values = [_value(m.group("v")) for m in marked]
+        revised = [m for m in _SCALED_VALUE.finditer(text, last.end()) if _REVISED.search(text[last.end():m.start()])]
+        if revised:  # "Score: 2/5 -> on second thought 1/5": the revision is the score
+            return _value(revised[-1].group("v"))
         if _CONDITIONAL.search(text[last.end():].split("\n")[0]):
             return None  # "Score: 5 (if Oporto counts as Porto), otherwise 0": two scores, one condition
         if len(marked) > 1 and values[-2] != values[-1] and \

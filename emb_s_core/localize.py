@@ -43,6 +43,9 @@ _COUNT_BEFORE = re.compile(r"(?:\btop|\bfound)\s*$", re.I)
 _SET_ASIDE = re.compile(r"\b(?:not|except|excluding|exclude|rather than|instead of|unlike|nor|ignore|ignoring|"
                         r"rule out|ruling out)\s+(?:doc(?:ument)?s?\s*(?:ids?)?\s*[=:#]?\s*)?#?(\d+)(?![\d.,]\d)|"
                         r"(?<![\d.,])(\d+)\s+(?:is|was|seems)\s+(?:not\b|irrelevant|unrelated|off[- ]topic)", re.I)
+# several ids set aside at once: "DocIDs 5, 9 and 12 are unrelated", "(5 and 9 are not relevant)"
+_SET_ASIDE_GROUP = re.compile(r"(?P<ids>\d+(?:\s*(?:,|and|&)\s*\d+)+)\s+(?:are|were|seem)\s+(?:not\b|irrelevant|"
+                              r"unrelated|off[- ]topic)", re.I)
 # a year or an ordinal in prose, not an id: "the 1999 film", "in 1987", "released 1958"
 _PROSE_YEAR = re.compile(r"\b(?:the|in|since|from|until|during|released|published|founded|born|circa|of)\s+"
                          r"((?:1[0-9]|20)\d\d)\b(?!\s*(?:[-–]|to)\s*\d)", re.I)
@@ -117,6 +120,8 @@ def read_ids(reply: str | None, k: int, context_ids: set[int] | None = None, rul
     else:
         found = _docid_numbers(text, context_ids, dropped)
         aside = {int(a or b) for a, b in _SET_ASIDE.findall(text)}
+        for group in _SET_ASIDE_GROUP.finditer(text):
+            aside.update(int(x) for x in re.findall(r"\d+", group.group("ids")))
         dropped["set_aside"] = [v for v in found if v in aside]
         found = [v for v in found if v not in aside]
     out: list[int] = []
@@ -135,10 +140,34 @@ def read_ids(reply: str | None, k: int, context_ids: set[int] | None = None, rul
     return out, dropped
 
 
+_REVISED_LIST = re.compile(r"\b(?:wait|actually|correct(?:ed|ion)?|revis\w*|updat\w*|instead|rather|final|"
+                           r"on (?:second thought|reflection)|scratch that|fix\w*)\b", re.I)
+
+
+def _list_numbers(listed: str, context_ids: set[int] | None) -> list[int]:
+    """The integers of a JSON list; "1,204" with no space is one id where the context shows 1204 and not 1 or
+    204 ("[1,204, 77]"), and "2,031" always (no id is written "031")."""
+    out: list[int] = []
+    for m in re.finditer(r"\d+(?:,\d{3})*", listed):
+        joined = int(m.group().replace(",", ""))
+        parts = [int(x) for x in m.group().split(",")]
+        pieces = m.group().split(",")
+        if len(parts) > 1 and (any(x.startswith("0") for x in pieces[1:]) or context_ids is not None and
+                               joined in context_ids and not all(x in context_ids for x in parts)):
+            out.append(joined)
+        else:
+            out += parts
+    return out
+
+
 def _docid_numbers(text: str, context_ids: set[int] | None, dropped: dict) -> list[int]:
-    lists = _JSON_LIST.findall(text)
+    lists = list(_JSON_LIST.finditer(text))
     if lists:
-        return [int(x) for x in re.findall(r"\d+", lists[0])]
+        chosen = lists[0]
+        for later in lists[1:]:  # "[7, 8] Wait, 8 is about the sequel. Correct list: [7, 10]": the revised list
+            if _REVISED_LIST.search(text[chosen.end():later.start()]):
+                chosen = later
+        return _list_numbers(chosen.group(), context_ids)
     out: list[int] = []
     for m in _MENTION.finditer(text):
         if m.group(3):

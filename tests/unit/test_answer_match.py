@@ -352,3 +352,45 @@ def test_round_two_classes(question, gold, reply, credited):
 def test_round_three_classes(question, gold, aliases, reply, credited):
     got = judge.reference_score(reply, gold, aliases, question=question)
     assert (got["score"] >= 4) == credited, got
+
+
+@pytest.mark.parametrize("question,gold,aliases,reply,credited", [
+    # v6 (read on blind round 4): comparisons concluded with "Answer:" or a surname, a doubt word in the title
+    ("Who died later, Ola Simms or Ian Tor?", "Ola Simms", [], "Tor died in 1899 and Simms in 1902. So Simms died "
+     "later.", True),
+    ("Which genus has more species, the Velkoria or the Tarnia?", "Tarnia", [], "Velkoria has one species, whereas "
+     "Tarnia has about 40. Answer: Tarnia.", True),
+    ("Which film came out first, No Wrong Turns or Grey Dunes?", "No Wrong Turns", [], "No Wrong Turns (1961) came "
+     "out before Grey Dunes (1970), so No Wrong Turns.", True),
+    # other forms: short given names, company suffixes, a people's plural, a nationality gold, decades, "a month"
+    ("Which governor did Ola advise?", "William Henry Tor", [], "She advised Governor Bill Tor.", True),
+    ("Which firm bought the mill?", "Velkor Holdings, Inc.", [], "Velkor Holdings bought it in 1999.", True),
+    ("Which people traded with the fort?", "Tarnians", [], "The Tarnian people, mostly.", True),
+    ("What is the birthplace of the director of Grey Dunes?", "Italian", [], "He was born in Italy.", True),
+    ("When did the band rise to fame?", "early 1970s", [], "In the early '70s.", True),
+    ("What is the upper age of the readership?", "early 20s", [], "Readers into their early twenties.", True),
+    ("How long was the gap between the two moves?", "one month", [], "About a month.", True),
+    ("When did Ola get her tattoo?", "A few years ago", [], "A few years back.", True),
+    ("When did Ola visit Tarn?", "June 2023", [], "In mid-June 2023.", True),
+    ("When did Ola start the job?", "The week before 27 March 2023", [], "Around 22 March 2023.", True),
+    ("When did Ola start the job?", "The week before 27 March 2023", [], "On 2 March 2023.", False),
+    ("When did Ola go climbing?", "11 June 2023", [], "The chat is dated 13 June 2023, and she went the Sunday "
+     "before, 11 June 2023.", True),
+    ("Did Ola own a car in 2019?", "Presumably not", [], "No, she only bought one in 2021.", True),
+    # lists: an item that says when or how is no member
+    ("What does the firm sell?", "boats and engines", [], "Boats and engines, mainly to fishing co-operatives.", True),
+    ("Who is the heir of Lord Tor?", "Ian Tor", [], "Ian Tor, his elder son and envoy.", True),
+    ("Who is the heir of Lord Tor?", "Ian Tor", [], "Ian Tor and Ben Rolf, his elder son.", False),
+    # a name after its title words, a reply that ends by concluding with the answer, an alias "Name, title"
+    ("Whom does Ola play in the film?", "Queen dowager Mira Tor", [], "She plays Queen Mira Tor of Velkoria.", True),
+    ("What is the birthplace of the director?", "Italian", [], "He was born in Italy (he later moved to Tarn). So "
+     "his place of birth is Italy.", True),
+    ("Who is the child of Lord Tor?", "Ian Tor", ["Ian Tor, 2nd Baron Tor"], "Ian Tor, later 2nd Baron Tor.", True),
+    ("Who died later, Ola Simms or Ian Tor?", "Ola Simms", [], "Ola Simms died in 1902, after Ian Tor (1899). So "
+     "Simms died later.", True),
+    # a possessive before the answer is an owner, not a first name
+    ("In which film does the actor appear?", "The Grey Dunes", ["Grey Dunes"], "In Ola Simms's Grey Dunes.", True),
+])
+def test_round_four_classes(question, gold, aliases, reply, credited):
+    got = judge.reference_score(reply, gold, aliases, question=question)
+    assert (got["score"] >= 4) == credited, got

@@ -372,3 +372,18 @@ def test_judge_parser_round_four_classes(reply, score):
 
 def test_localization_ranges_in_words():
     assert localize.canonicalize("DocIDs 11 through 13, then 2.", 4, {2, 11, 12, 13, 31}) == [11, 12, 13, 2]
+
+
+@pytest.mark.parametrize("reply,ids", [
+    ("[2,031, 40]", [2031, 40]),                                     # a thousands separator inside a JSON list
+    ("[2, 31]", [2, 31]),                                            # a plain list stays as written
+    ("[40, 7]\nActually 7 is the remake. Final list: [40, 2]", [40, 2]),  # a revised list
+    ("Top: 40. Then 2. (DocIDs 7, 31 and 2031 are unrelated.)", [40, 2]),  # a group set aside
+])
+def test_localization_round_five_classes(reply, ids):
+    assert localize.canonicalize(reply, 2, {2, 7, 31, 40, 2031}) == ids
+
+
+def test_judge_parser_reads_a_revised_scaled_score():
+    assert judge.parse_score("Score: 3/5 -> on reflection 2/5: the year is off.") == 2
+    assert judge.parse_score("Score: 3/5. It names 4/5 of the members.") == 3
