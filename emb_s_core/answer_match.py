@@ -56,6 +56,9 @@ other forms: common short given names ("Bill Clinton"), a company without "Inc."
 "the week before D" as its seven days, "Presumably not"; canonical "mid-June", "'70s", "twenties", "a month",
 "years back"; a reply reasoning through other dates that ends on the answer's date has no conflicting date; list
 items that describe ("mainly to …", "later …") and what follows them are no members.
+
+Rule ``reference_v7``: a free-form gold of eight content words or more is covered when three quarters of them are in
+the reply (LoCoMo's sentence-long answers, retold in the reply's own words); shorter golds keep the old tolerance.
 """
 from __future__ import annotations
 
@@ -1053,6 +1056,8 @@ def covers(reply_text: str, truth: str, question: str | None) -> bool:
     have = {stem(w) for w in reply}
     missing = [w for w in needed if not any(_same_stem(stem(w), h) for h in have)]
     tolerance = 1 if len(needed) >= 5 and not re.search(r",|\band\b", truth) else 0
+    if len(needed) >= 8:
+        tolerance = max(tolerance, len(needed) // 4)  # a sentence-long gold: a quarter of its words in other words
     if len(missing) > tolerance or any(_numeric(w) for w in missing):
         return False  # one word in five may be missing (a typo in the gold: "metoring")
     numbers = [w for w in gold if _numeric(w)]

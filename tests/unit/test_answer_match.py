@@ -388,6 +388,12 @@ def test_round_three_classes(question, gold, aliases, reply, credited):
     ("Who is the child of Lord Tor?", "Ian Tor", ["Ian Tor, 2nd Baron Tor"], "Ian Tor, later 2nd Baron Tor.", True),
     ("Who died later, Ola Simms or Ian Tor?", "Ola Simms", [], "Ola Simms died in 1902, after Ian Tor (1899). So "
      "Simms died later.", True),
+    # v7: a sentence-long gold retold with a quarter of its words in other words
+    ("Why did Ola open the bakery?", "She lost her office job and decided to turn her love of baking into her own "
+     "small business.", [], "After losing the office job she turned her love of baking into a small business of "
+     "her own.", True),
+    ("Why did Ola open the bakery?", "She lost her office job and decided to turn her love of baking into her own "
+     "small business.", [], "She wanted to be near her family in Tarn.", False),
     # a possessive before the answer is an owner, not a first name
     ("In which film does the actor appear?", "The Grey Dunes", ["Grey Dunes"], "In Ola Simms's Grey Dunes.", True),
 ])
