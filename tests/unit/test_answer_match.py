@@ -400,3 +400,30 @@ def test_round_three_classes(question, gold, aliases, reply, credited):
 def test_round_four_classes(question, gold, aliases, reply, credited):
     got = judge.reference_score(reply, gold, aliases, question=question)
     assert (got["score"] >= 4) == credited, got
+
+
+@pytest.mark.parametrize("question,gold,aliases,reply,credited", [
+    # v8 (read on blind round 5)
+    ("What did Ola plan for the evening?", "have dinner with friends from the choir", [], "Dinner with some friends "
+     "from the choir.", True),
+    ("Why does Ola avoid bread?", "gluten intolerance", [], "Because she is gluten intolerant.", True),
+    ("What does Ola collect?", "stamps, film DVDs, postcards", [], "Postcards, stamps and films on DVD.", True),
+    ("What do Ola and Ian both do for a living?", "teacher and translator", [], "Both work as teachers and "
+     "translators. (Ian also writes, but Ola does not.)", True),
+    ("What did Ola and her father do in the shed?", "fixing bikes and painting furniture", [], "They spent hours "
+     "fixing/painting: fixing bikes and painting old furniture.", True),
+    ("Who is the father of Ian Tor?", "Ben Rolf Tor", [], "Ian Tor was a son of Ben Rolf Tor and Mira Simms.", True),
+    ("Who founded the firm?", "Ben Rolf Tor", [], "It was Ian Tor, son of Ben Rolf Tor.", False),
+    ("Which club did Ola play for last?", "Tarn Rovers Football Club", [], "Tarn Rovers.", True),
+    ("Who was the father of the Speaker?", "Sir Ian Tor, 1st Baronet", [], "Sir Ian Tor, the founder of the mill.", True),
+    ("Who was the father of the Speaker?", "Sir Ian Tor, 1st Baronet", [], "Sir Ian Tor, 2nd Baronet.", False),
+    ("Who was the father of the Speaker?", "Sir Ian Tor, 1st Baronet", [], "The 3rd Baronet's father was Sir Ian Tor, "
+     "2nd Baronet, whose father was Sir Ian Tor, 1st Baronet.", True),
+    ("Who is married to the actress?", "Adrian Tor", [], "She is married to Ade Tor.", True),
+    ("When was the company founded?", "1599", [], "It was set up in 1599, though the charter came in 1600. I'll say "
+     "1600.", False),
+    ("In what century did the bishop live?", "18th century", [], "He lived in the 1700s.", True),
+])
+def test_round_five_classes(question, gold, aliases, reply, credited):
+    got = judge.reference_score(reply, gold, aliases, question=question)
+    assert (got["score"] >= 4) == credited, got
