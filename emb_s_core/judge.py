@@ -178,6 +178,10 @@ _MARKER = re.compile(r"(?:\bscore|\brating|\bgrade)\b[\"*_\s]*(?:is|of|=|:|-|–
 _SCALED_VALUE = re.compile(r"(?<![\w.-])" + _VALUE + r"\s*(?:/|out\s+of)\s*(?:5|five)\b(?![.,]\d)", re.I)  # "3/5", "3 out of 5"
 _REVISED = re.compile(r"\b(?:actually|on (?:second thought|reflection)|edit(?:ed)?|revis\w*|correct\w*|updat\w*|"
                       r"final|chang\w*|instead|rather|re-?read\w*|reconsider\w*|wait)\b", re.I)
+_JSON_SCORE = re.compile(r"[\"']score[\"']\s*:\s*[\"']?" + _VALUE + r"[\"']?\s*[,}\n]", re.I)
+_SETTLED = re.compile(r"(?:\b(?:settle on|settling on|go with|going with|make it|change (?:it |that )?to|"
+                      r"revise (?:it |that )?to)|\bactually\b[^.\d]{0,60}?\bso)\s+(?:a\s+)?" + _VALUE + r"\b", re.I)
+_RUBRIC = re.compile(r"\b[0-5]\s*=\s*[a-z][\w -]*", re.I)
 _CONDITIONAL = re.compile(r"\b(?:if|unless|otherwise|depending)\b", re.I)
 _RATED = re.compile(r"\b(?:rate|give|award|assign)s?\b[^.\n\d]{0,25}?\b(?:an?\s+)?(?P<v>" + "|".join(_SCORE_WORDS) +
                     r")\b(?!\s*(?:of|out|/|points?\s+out))", re.I)
@@ -204,11 +208,13 @@ def parse_score(reply: str | None) -> int | None:
        "N/5" / "N out of 5" (or "five"); a number elsewhere in the explanation never replaces it ("Score: 3 … 3 of 5
        pets" → 3); two marked scores that differ are unparseable unless the text between revises the first
        ("Score: 2 — actually, on reflection, Score: 4" → 4; "Score: 2\nScore: 3" → None); a marked score under a
-       condition on its line is unparseable ("Score: 5 (if Oporto counts), otherwise 0");
+       condition on its line is unparseable ("Score: 5 (if Oporto counts), otherwise 0"); a value the reply settles on
+       after it counts ("Score: 5 — well, maybe 4 … I'll settle on 4" → 4);
+    0. a JSON ``"score"`` key wins over everything in the explanation;
     2. else a score word after "rate" / "give" ("I would rate this a four" → 4), a reply that is only a value ("4",
        "Four.", "**4**") or one that opens with one ("4. The answer …");
-    3. else the integers 0–5 of the reply once scale mentions ("0-5", "out of 5") are removed, if they are all the
-       same value ("I would give this a 4" → 4).
+    3. else the integers 0–5 of the reply once scale mentions ("0-5", "out of 5") and rubric definitions ("0 =
+       wrong, 5 = fully correct") are removed, if they are all the same value ("I would give this a 4" → 4).
     Score words are read ("Score: five" → 5), and "4.0" is 4. Out-of-range values ("Score: 7", "Score: -1"),
     fractions ("4.5"), ranges and hedges ("3-4", "3 or 4", "I'd say 4, maybe 5"), and other scales ("7/10") are
     unparseable. (The rule is applied when judgments are read, so stored replies are read by today's rule.)
@@ -216,12 +222,18 @@ def parse_score(reply: str | None) -> int | None:
     text = (reply or "").strip()
     if not text:
         return None
+    keyed = {_value(m.group("v")) for m in _JSON_SCORE.finditer(text)}
+    if keyed:  # {"score": 1, "explanation": "… score 5 would need …"}: the key is the score
+        return keyed.pop() if len(keyed) == 1 else None
     marked = list(_MARKER.finditer(text))
     if marked:
         last = marked[-1]
         if last.group("after") and (last.group("of") is None or last.group("of").lower() not in ("5", "five")):
             return None  # "Score: 3-4", "Score: 7/10"
         values = [_value(m.group("v")) for m in marked]
+        settled = list(_SETTLED.finditer(text, last.end()))
+        if settled:  # "Score: 5 — well, maybe 4 … I'll settle on 4"; "(… actually the same date, so 5)"
+            return _value(settled[-1].group("v"))
         revised = [m for m in _SCALED_VALUE.finditer(text, last.end()) if _REVISED.search(text[last.end():m.start()])]
         if revised:  # "Score: 2/5 -> on second thought 1/5": the revision is the score
             return _value(revised[-1].group("v"))
@@ -243,7 +255,7 @@ def parse_score(reply: str | None) -> int | None:
             return _value(m.group("v"))
     if any(int(m.group(1)) != 5 for m in _OTHER_SCALE.finditer(_SCALE.sub(" ", text))):
         return None
-    text = _SCALE.sub(" ", text)
+    text = _SCALE.sub(" ", _RUBRIC.sub(" ", text))  # "(0 = wrong, 5 = fully correct)" defines the scale
     found = {int(m.group(1)) for m in _INTEGER.finditer(text)}
     if len(found) != 1 or not 0 <= min(found) <= 5:
         return None

@@ -33,10 +33,10 @@ DOCID = "docid_v2"  # DocID mentions and JSON lists first; numbering, counts, ra
 ID_RULES = (DOCID, RAW_INTEGERS)
 MAX_RANGE = 50  # "3-6" expands; a longer span is two numbers, not a range
 _JSON_LIST = re.compile(r"\[\s*\d[\d\s,]*\]")
-_MENTION = re.compile(r"(?:\bdoc(?:ument)?s?\s*(?:ids?)?|\bids?)\s*[=:#]?\s*#?\s*(\d[\d,]*)"
+_MENTION = re.compile(r"(?:\bdoc(?:ument)?s?\s*(?:ids?)?|\bids?)\s*[=:#]?\s*#?\s*(\d[\d,]*(?:(?:,\s*|\s+and\s+|\s*&\s*)\d+)*)"
                       r"(?:\s*(?:-|–|to|through|thru)\s*(\d+))?|#(\d+)", re.I)
 _NUMBERING = re.compile(r"^[ \t]*(?:[-*•][ \t]*)?\d+[.)](?=[ \t]+\S)", re.M)  # "1. ", "2) " opening a line
-_COUNT_AFTER = re.compile(r"\s*(?:relevant\b|most\b|documents?\b|docs?\b|ids?\b|docids?\b|results?\b|ones?\b|"
+_COUNT_AFTER = re.compile(r"\s*(?:(?:are|is|were)\s+(?:needed|required|relevant|useful)\b|relevant\b|most\b|documents?\b|docs?\b|ids?\b|docids?\b|results?\b|ones?\b|"
                           r"items?\b|of\s+them\b|passages?\b|sources?\b|texts?\b|candidates?\b|chunks?\b|entries\b|records?\b)", re.I)
 _COUNT_BEFORE = re.compile(r"(?:\btop|\bfound)\s*$", re.I)
 # an id the reply sets aside: "not 12", "except Doc 3", "12 is irrelevant"
@@ -140,6 +140,7 @@ def read_ids(reply: str | None, k: int, context_ids: set[int] | None = None, rul
     return out, dropped
 
 
+_NESTED_LIST = re.compile(r"\[\s*(?:\[\s*\d[\d\s,]*\]\s*,?\s*)+\]")
 _REVISED_LIST = re.compile(r"\b(?:wait|actually|correct(?:ed|ion)?|revis\w*|updat\w*|instead|rather|final|"
                            r"on (?:second thought|reflection)|scratch that|fix\w*)\b", re.I)
 
@@ -161,6 +162,8 @@ def _list_numbers(listed: str, context_ids: set[int] | None) -> list[int]:
 
 
 def _docid_numbers(text: str, context_ids: set[int] | None, dropped: dict) -> list[int]:
+    if nested := _NESTED_LIST.search(text):  # "[[3], [11]]"
+        return [int(x) for x in re.findall(r"\d+", nested.group())]
     lists = list(_JSON_LIST.finditer(text))
     if lists:
         chosen = lists[0]

@@ -387,3 +387,21 @@ def test_localization_round_five_classes(reply, ids):
 def test_judge_parser_reads_a_revised_scaled_score():
     assert judge.parse_score("Score: 3/5 -> on reflection 2/5: the year is off.") == 2
     assert judge.parse_score("Score: 3/5. It names 4/5 of the members.") == 3
+
+
+@pytest.mark.parametrize("reply,score", [
+    ('{"score": 2, "reason": "a score of 5 needs the right year"}', 2),          # the JSON key, not the prose
+    ("On this scale (0 = wrong, 5 = fully right) the answer earns a 4.", 4),     # a rubric is no score
+    ("Score: 3 (the names differ: 'Ian' vs 'Ian Tor' - actually that is the same person, so 5).", 5),
+    ("Score: 4, maybe 3 given the missing year. I'll settle on 3.", 3),
+])
+def test_judge_parser_round_six_classes(reply, score):
+    assert judge.parse_score(reply) == score
+
+
+@pytest.mark.parametrize("reply,ids", [
+    ("Of the 12 passages, 2 are needed: the ones with IDs 7 and 31.", [7, 31]),  # a count, then a list of ids
+    ("[[31], [7]]", [31, 7]),                                                     # a nested list
+])
+def test_localization_round_six_classes(reply, ids):
+    assert localize.canonicalize(reply, 2, {2, 7, 12, 31, 40}) == ids
