@@ -5,7 +5,7 @@
   (a marked score first, so a number in the explanation never replaces it; hedges, ranges, out-of-range values and
   other scales are ``unparseable``, never a zero). ``repeats`` > 1 judges each answer again (each repeat is its own
   cache entry), so the spread of a judge can be measured; agreement uses every pair of parseable repeats.
-- Reference match (``judge = "reference"``, rule version ``reference_v8``): reply and truths are read in one
+- Reference match (``judge = "reference"``, rule version ``reference_v9``): reply and truths are read in one
   canonical form (:func:`answer_match.canonical`: accents folded, dates as year/month/day, numbers as digits), then
   SQuAD-normalized; what the reply *asserts* is read by :mod:`emb_s_core.answer_match` (its final claim after a
   correction, negation, alternatives the question offers, comparatives, hedges, refusals, lists, modifiers). In
@@ -20,7 +20,7 @@
   bound instead of the number, a conflicting date): a reader's check, not a guess. v5: more forms of the same
   answer and fewer ways to be credited for one the reply does not stand behind (:mod:`emb_s_core.answer_match`);
   v6 the same, read on a fourth round; v7: a sentence-long free-form gold is covered with a quarter of its words
-  in other words; v8 read on a fifth round.
+  in other words; v8 and v9 read on a fifth and a sixth round.
   ``question`` is required. Measured against the labelled sets in :mod:`emb_s_core.labels` (figures in
   ``bench/RESULTS.md``). Rows written under an older rule version are judged again on the next run.
 
@@ -40,9 +40,9 @@ from emb_s_core.schema import UNPARSEABLE
 from emb_s_core.store import Workspace
 
 REFERENCE = "reference"
-REFERENCE_VERSION = "reference_v8"  # v1: containment; v2: + alternatives, negation; v3: issue 22; v4: + doubt;
+REFERENCE_VERSION = "reference_v9"  # v1: containment; v2: + alternatives, negation; v3: issue 22; v4: + doubt;
 # v5: other forms of the answer, asides, possessives (blind round 3); v6: conclusions, short names (blind round 4);
-# v7: a sentence-long gold may have a quarter of its words in other words; v8: read on blind round 5
+# v7: a sentence-long gold may have a quarter of its words in other words; v8, v9: read on blind rounds 5, 6
 JUDGMENTS_SCHEMA = pa.schema([
     pa.field("judge", pa.string(), nullable=False), pa.field("qa_run", pa.string(), nullable=False),
     pa.field("rung", pa.string(), nullable=False), pa.field("qid", pa.string(), nullable=False),
@@ -64,7 +64,7 @@ token_f1 = answer_match.token_f1
 
 def reference_score(prediction: str | None, answer: str | None, aliases: list[str] | None = None,
                     question: str | None = None) -> dict:
-    """The 0–5 reference-match score of ``prediction`` (rule ``reference_v8`` in the module docstring) and why.
+    """The 0–5 reference-match score of ``prediction`` (rule ``reference_v9`` in the module docstring) and why.
 
     ``question`` is required: the alternatives it offers, the comparative it asks for and whether it asks for one
     entity decide what a reply claims (a caller without it gets an error, never an older rule).

@@ -68,10 +68,17 @@ not be repeated, and "and" inside it no longer takes its one-word tolerance away
 given without its style unless the last numbered holder the reply names is another; "I'll say Y" commits; and "the
 1700s" is the 18th century (it read as the 8th).
 
+Rule ``reference_v9`` (read on round 6, measured on round 7): "twice", "thrice", "a decade" in numbers; a gold that
+itself offers "A or B" is no hedge; a turn that comes back to the answer ("Distillery (today's Lisburn Distillery)")
+or a "later" move after the first of something asked for is no doubt; a conclusion at the end of the answer's
+sentence that names something else ("…, so 1220") is; "could also be the …" and "wasn't sure" hedge; a list gold is
+covered member by member (each at least half found, a quarter of all words in other words), hyphenated words and
+split compounds ("board games" = "boardgames") read apart.
+
 One module per reading, each importing only those above it: ``canonical`` (the canonical form, normalization, token
 F1) and ``words`` (shared vocabularies, the light stem); ``reply`` (clauses, negation, modifiers, the final claim);
 ``names`` (the other names a truth may be given by); ``alternatives`` ("X or Y?" and yes/no); ``lists`` (answers of
-several members); ``doubt``; ``covers`` (a free-form answer in other words).
+several members); ``doubts`` (an answer named but not stood behind); ``paraphrase`` (a free-form answer in other words).
 """
 from __future__ import annotations
 
@@ -79,8 +86,8 @@ from emb_s_core.answer_match.alternatives import (
     Alternatives, alternatives_for, comparison_winner, picked_side, question_alternatives, yes_no_polarity,
 )
 from emb_s_core.answer_match.canonical import canon, canon_f1, canonical, fold, normalize, question_words, token_f1
-from emb_s_core.answer_match.covers import covers
-from emb_s_core.answer_match.doubt import doubt
+from emb_s_core.answer_match.paraphrase import covers
+from emb_s_core.answer_match.doubts import doubt
 from emb_s_core.answer_match.lists import entities, extra_items, extra_members
 from emb_s_core.answer_match.names import (
     YES_NO_LEAD, mark_truths, other_names, partial_names, plural_forms, relative_dates, shadowed, short_caps,

@@ -155,6 +155,9 @@ _PERIOD_PREFIX = re.compile(r"\b(mid|early|late)-(?=[A-Za-z0-9'])", re.I)
 _SHORT_DECADE = re.compile(r"['’‘](\d0)s\b")
 _DECADE_WORDS = re.compile(r"\b(twenties|thirties|forties|fifties|sixties|seventies|eighties|nineties)\b", re.I)
 _ONE_UNIT = re.compile(r"\b(?:a|an)\s+(second|minute|hour|day|week|month|year|decade|century)\b", re.I)
+_TIMES_WORDS = {"once": "1 time", "twice": "2 times", "thrice": "3 times"}
+_TIMES = re.compile(r"\b(?:once|twice|thrice)\b", re.I)
+_DECADES = re.compile(r"\b(\d+)\s+decades?\b", re.I)
 _BACK = re.compile(r"\b((?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|decades?))\s+back\b", re.I)
 _ORDINAL_HYPHEN = re.compile(r"\b(\d+(?:st|nd|rd|th))\s*[-–]\s*(?=[a-z])", re.I)
 _GLUED = re.compile(r"(?<![\w.])(\d{1,2})([A-Z][a-z]{2,})")
@@ -176,6 +179,7 @@ def canonical(text: str | None) -> str:
     text = _SHORT_DECADE.sub(lambda m: ("20" if m.group(1) in ("00", "10") else "19") + m.group(1) + "s", text)
     text = _DECADE_WORDS.sub(lambda m: f"{_TENS[m.group(1).lower()[:-3] + 'y']}s", text)  # "early twenties" = "early 20s"
     text = _ONE_UNIT.sub(r"1 \1", text)  # "about a month" = "about 1 month"
+    text = _TIMES.sub(lambda m: _TIMES_WORDS[m.group().lower()], text)  # "twice" = "2 times"
     text = _BACK.sub(r"\1 ago", text)  # "a few years back" = "a few years ago"  # "15April, 2022" (a typo in LoCoMo's golds) reads as "15 April, 2022"
     text = _INITIALS.sub(lambda m: " ".join(re.findall(r"[A-Z]", m.group())) + " ", text)  # "J.R.R." = "J. R. R."
     text = _CENTURY_OF.sub(lambda m: f"{int('1' + m.group(1)) + 1}th century", text)  # "the 1400s" = "15th century"
@@ -185,6 +189,7 @@ def canonical(text: str | None) -> str:
     text = _SEPARATED.sub(lambda m: m.group(1) + m.group(2).replace(",", ""), text)
     text = _SCALED.sub(lambda m: str(int(round(float(m.group(1)) * _SCALES[m.group(2).lower()]))), text)
     text = _NUMBER_WORDS.sub(_number_words_sub, text)
+    text = _DECADES.sub(lambda m: f"{10 * int(m.group(1))} years", text)  # "a decade" = "10 years"
     text = _ORDINAL_HYPHEN.sub(r"\1 ", text)  # "16th-century", "16th - century" = "16th century"
     text = _ORDINAL.sub(_ordinal_sub, text)
     for pattern, word in _UNITS:

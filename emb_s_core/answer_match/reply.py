@@ -139,7 +139,7 @@ REFUSAL = re.compile(
 HEDGE_MARKER = re.compile(r"\b(?:(?:could|might|may) (?:also )?be|maybe|possibly|perhaps|probably)\b", re.I)
 # a second candidate kept open: "X; Y also fits", "Y is also possible"
 ALSO_POSSIBLE = re.compile(r"\b(?:also|equally|too)\s+(?:fits?|possible|plausible|works?|likely|correct|right)\b|"
-                           r"\b(?:could|might|may) also (?:have been|be read|be right|be correct|be the answer)\b|\beither (?:works|one works|is "
+                           r"\b(?:could|might|may) also (?:have been|be (?:the|a|an|right|correct|read)\b)|\beither (?:works|one works|is "
                            r"fine|could be right)\b|\b(?:range|ranges|ranging|vary|varies) (?:from|between)\b|"
                            r"\b(?:is|are|would be)\s+(?:also|equally)\s+(?:possible|plausible|likely|correct)\b", re.I)
 # a correction: what follows replaces what came before ("X? No — Y", "I thought X, but actually Y")

@@ -427,3 +427,30 @@ def test_round_four_classes(question, gold, aliases, reply, credited):
 def test_round_five_classes(question, gold, aliases, reply, credited):
     got = judge.reference_score(reply, gold, aliases, question=question)
     assert (got["score"] >= 4) == credited, got
+
+
+@pytest.mark.parametrize("question,gold,aliases,reply,credited", [
+    # v9 (read on blind round 6)
+    ("How many times did Ola swim in May?", "3", [], "Thrice.", True),
+    ("How many times did Ola swim in May?", "Twice.", [], "two times", True),
+    ("How long did Ola keep the shop?", "20 years", [], "Two decades.", True),
+    ("Where might Ola move next year?", "Tarn or Velkoria", [], "Either Tarn or Velkoria, she has family in both.",
+     True),
+    ("Which was the club's first ground?", "Mill Lane", [], "Mill Lane was their first ground; they later moved to "
+     "Tarn Park.", True),
+    ("Which club did Ola play for?", "Rovers", [], "She played for Rovers (today's Tarn Rovers), a local side.", True),
+    ("When was Ola crowned?", "1216", [], "She was crowned in 1216 and again in 1220, the proper ceremony, so 1220.",
+     False),
+    ("Which film came out later, Grey Dunes or Tarn?", "Grey Dunes", [], "I'd lean toward Grey Dunes, though Tarn "
+     "could also be the newer one.", False),
+    ("Which city did Ola suggest?", "Tarn, Velkoria", [], "Tarn, Velkoria, or Ostrel; she wasn't sure which.", False),
+    # lists: each member, with a quarter of the words in other words; none missing
+    ("What does the charity run?", "toy drive, community food drive, veterans' run", [], "A toy drive, a food drive "
+     "for the community and a run for veterans.", True),
+    ("What does the charity run?", "toy drive, community food drive, veterans' run", [], "A toy drive and a "
+     "community food drive.", False),
+    ("What did Ola and Ian play?", "boardgames, charades", [], "Board games and charades.", True),
+])
+def test_round_six_classes(question, gold, aliases, reply, credited):
+    got = judge.reference_score(reply, gold, aliases, question=question)
+    assert (got["score"] >= 4) == credited, got

@@ -26,7 +26,7 @@ DOUBT_WORDS = re.compile(
     r"linked|credited|cited|listed|given|mistaken)|(?:some|many|several|other|older|a few) (?:\w+ ){0,2}(?:says?|said|lists?|listed|"
     r"gives?|gave|claims?|claimed|suggests?|suggested|reports?|reported|puts?|states?|stated|describes?|assumed?|"
     r"assumes|thinks?|thought|believed?|believes|guess(?:es|ed)?)|(?:looks|seems|sounds) (?:like|right|plausible)|at first glance|"
-    r"not (?:\w+ )?(?:sure|certain)|unsure|uncertain|unclear|"
+    r"(?:not|\w*n't) (?:\w+ )?(?:sure|certain)|unsure|uncertain|unclear|"
     r"(?:can(?:no|')?t|unable to|hard to|difficult to) (?:confirm|verify|be sure|tell for sure)|"
     r"enough to (?:confirm|verify|be sure|tell|say for sure))\b",
     re.I)
@@ -160,6 +160,9 @@ def _head_to_answer(sentence: str, phrases: list[str]) -> str:
     return sentence
 
 
+_CLAIM_LEAD = re.compile(r"^(?:the answer is|the [\w' ]{1,40}? (?:is|was)|it'?s|it is|that'?s|that is)\s+", re.I)
+
+
 def _concludes_with(text: str, phrases: list[str]) -> bool:
     """``text`` ends by concluding with the answer: "So Live.", "…, so Live", "→ Live"."""
     tail = _INNER_CONCLUSION.split(text)
@@ -233,22 +236,34 @@ def doubt(text: str, phrases: list[str], question: str | None) -> str | None:
         if any(canon(p).replace(" ", "").isdigit() for p in phrases if canon(p) == canon(last)) and \
                 QUALIFIED_NUMBER.search(canonical(head[:len(head) - len(last)])):
             return "a bound, not the number"
-        if re.search(r"\bor\b", s, re.I) and UNSURE.search(s) and not re.search(r"\bor\b", question or "", re.I):
+        if re.search(r"\bor\b", s, re.I) and UNSURE.search(s) and not re.search(r"\bor\b", question or "", re.I) \
+                and not any(re.search(r"\bor\b", p) for p in phrases):  # "California or Florida" is the gold itself
             return f"hedge: {UNSURE.search(s).group().lower()!r}"
         for m in TURN_WORDS.finditer(s) if not (concluded and i != names[-1]) else ():
             # (a reply that ends "So … China." stands behind the answer whatever turn an earlier sentence took)
             if normalize(m.group()) in asked:
                 continue  # "later" answering "which opened later?" is the question's own word, no turn
+            if m.group().lower() in ("later", "subsequently") and ORIGIN_QUESTION.search(question or ""):
+                continue  # "X was their first home; they later moved to Y" answers "which was the first?"
             before = Reply.parse(s[:m.start()], phrases)
             rest = s[m.end():]
+            if any(Reply.parse(rest, phrases).mentions(p) for p in phrases):
+                continue  # "Distillery (today's Lisburn Distillery F.C.)": the turn comes back to the answer
             if any(before.mentions(p) for p in phrases) and (
                     _new_names(rest, known) or (_TEMPORAL.match(m.group()) and _new_words(rest, known))):
                 return f"turn: {m.group().lower()!r}"  # "… the piano as a kid, but … now is the violin"
         if cond := CONDITIONAL.search(head.rstrip(",;:.!?)\"”’*")):
             return f"conditional: {cond.group().split()[0].lower()!r}"
+    tail = _INNER_CONCLUSION.split(parts[names[-1]])
+    claim = _CLAIM_LEAD.sub("", tail[-1].strip()) if len(tail) > 1 else ""
+    if claim and not any(Reply.parse(claim, phrases).mentions(p) for p in phrases) and \
+            _new_names(claim.split()[0] if claim.split() else "", known):
+        return "concludes elsewhere"  # "… crowned in 1216 and again in 1220 …, so 1220."
+    origin = bool(ORIGIN_QUESTION.search(question or ""))
     for s in parts[names[-1] + 1:]:
         if turn := next((m for m in TURN_WORDS.finditer(s)
-                         if normalize(m.group()) not in asked and _new_names(s[m.end():], known)), None):
+                         if normalize(m.group()) not in asked and _new_names(s[m.end():], known)
+                         and not (origin and m.group().lower() in ("later", "subsequently"))), None):
             return f"turn: {turn.group().lower()!r}"
         if COMMITMENT.search(s) and _new_names(s, known):
             return "commits elsewhere"
