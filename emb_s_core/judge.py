@@ -183,8 +183,9 @@ _SETTLED = re.compile(r"(?:\b(?:settle on|settling on|go with|going with|make it
                       r"revise (?:it |that )?to)|\bactually\b[^.\d]{0,60}?\bso)\s+(?:a\s+)?" + _VALUE + r"\b", re.I)
 _RUBRIC = re.compile(r"\b[0-5]\s*=\s*[a-z][\w -]*", re.I)
 _CONDITIONAL = re.compile(r"\b(?:if|unless|otherwise|depending)\b", re.I)
-_RATED = re.compile(r"\b(?:rate|give|award|assign)s?\b[^.\n\d]{0,25}?\b(?:an?\s+)?(?P<v>" + "|".join(_SCORE_WORDS) +
-                    r")\b(?!\s*(?:of|out|/|points?\s+out))", re.I)
+_RATED = re.compile(r"\b(?:rate|give|award|assign|score)s?\b[^.\n\d]{0,25}?\b(?:an?\s+)?(?P<v>\d+|" +
+                    "|".join(_SCORE_WORDS) + r")\b(?!\s*(?:of|out|/|points?\s+out|[.,]\d|(?:and|or|to|-|–)\s*(?:an?\s+)?(?:\d|" + "|".join(_SCORE_WORDS) + r")))",
+                    re.I)
 _BARE = re.compile(r"^\W*" + _VALUE + r"\W*$", re.I)
 _LEADING = re.compile(r"^\s*" + _VALUE + r"\s*(?:[.:)=—–-]|\s-)\s+\S", re.I)  # "4. The answer ...", "5 = fully"
 
@@ -211,7 +212,7 @@ def parse_score(reply: str | None) -> int | None:
        condition on its line is unparseable ("Score: 5 (if Oporto counts), otherwise 0"); a value the reply settles on
        after it counts ("Score: 5 — well, maybe 4 … I'll settle on 4" → 4);
     0. a JSON ``"score"`` key wins over everything in the explanation;
-    2. else a score word after "rate" / "give" ("I would rate this a four" → 4), a reply that is only a value ("4",
+    2. else a value after "rate" / "give" / "score" ("I would rate this a four", "I'd score it 3"), a reply that is only a value ("4",
        "Four.", "**4**") or one that opens with one ("4. The answer …");
     3. else the integers 0–5 of the reply once scale mentions ("0-5", "out of 5") and rubric definitions ("0 =
        wrong, 5 = fully correct") are removed, if they are all the same value ("I would give this a 4" → 4).
@@ -247,8 +248,8 @@ def parse_score(reply: str | None) -> int | None:
     if scaled:
         values = {_value(m.group("v")) for m in scaled}
         return values.pop() if len(values) == 1 else None
-    if rated := _RATED.search(text):
-        return _value(rated.group("v"))  # "I would rate this a four"
+    if (rated := _RATED.search(text)) and not re.search(r"\bbetween\b", text[rated.start():rated.start("v")], re.I):
+        return _value(rated.group("v"))  # "I would rate this a four"; "give this between 2 and 3" is a range
     for pattern in (_BARE, _LEADING):
         m = pattern.match(text)
         if m:

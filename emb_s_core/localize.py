@@ -42,8 +42,14 @@ _COUNT_BEFORE = re.compile(r"(?:\btop|\bfound)\s*$", re.I)
 # an id the reply sets aside: "not 12", "except Doc 3", "12 is irrelevant"
 _SET_ASIDE = re.compile(r"\b(?:not|except|excluding|exclude|rather than|instead of|unlike|nor|ignore|ignoring|"
                         r"rule out|ruling out)\s+(?:doc(?:ument)?s?\s*(?:ids?)?\s*[=:#]?\s*)?#?(\d+)(?![\d.,]\d)|"
-                        r"(?<![\d.,])(\d+)\s+(?:is|was|seems)\s+(?:not\b|irrelevant|unrelated|off[- ]topic)", re.I)
+                        r"(?<![\d.,])(\d+)\s+(?:is|was|seems)\s+(?:not\b|irrelevant|unrelated|off[- ]topic)|"
+                        r"(?<![\d.,])(\d+)\b[^.;\n\d]{0,80}?\b(?:so|and)\s+(?:it|this one|that one)\s+(?:is|was|seems)\s+(?:not\b|"
+                        r"irrelevant|unrelated|off[- ]topic)", re.I)
 # several ids set aside at once: "DocIDs 5, 9 and 12 are unrelated", "(5 and 9 are not relevant)"
+_SPACED_THOUSANDS = re.compile(r"(?<![\d,.])(\d{1,3})[ \u00a0\u202f](\d{3})(?![\d,.])")
+# the ids a reply settles on after weighing others: "the two needed are …", "so the relevant ones are …", "Answer:"
+_FINAL_IDS = re.compile(r"\b(?:(?:so\s+)?the\s+(?:\w+\s+){0,2}(?:needed|relevant|required|right|correct)(?:\s+(?:ones|"
+                        r"documents|docs|ids|docids))?\s+(?:are|is)|final (?:answer|list|ids)|answer)\s*:?", re.I)
 _SET_ASIDE_GROUP = re.compile(r"(?P<ids>\d+(?:\s*(?:,|and|&)\s*\d+)+)\s+(?:are|were|seem)\s+(?:not\b|irrelevant|"
                               r"unrelated|off[- ]topic)", re.I)
 # a year or an ordinal in prose, not an id: "the 1999 film", "in 1987", "released 1958"
@@ -118,8 +124,17 @@ def read_ids(reply: str | None, k: int, context_ids: set[int] | None = None, rul
             else:
                 dropped["decimals"].append(match.group())
     else:
+        if context_ids is not None:  # "DocID 1 999": a thousands separator when 1999 is shown and 1, 999 are not
+            text = _SPACED_THOUSANDS.sub(lambda m: m.group(1) + m.group(2) if int(m.group(1) + m.group(2)) in
+                                         context_ids and (m.group(2).startswith("0") or not
+                                                          {int(m.group(1)), int(m.group(2))} <= context_ids)
+                                         else m.group(), text)
+        if final := list(_FINAL_IDS.finditer(text)):  # "… but I think the two needed are DocID 3 and DocID 27."
+            tail = text[final[-1].end():]
+            if re.search(r"\d", tail):
+                text = tail
         found = _docid_numbers(text, context_ids, dropped)
-        aside = {int(a or b) for a, b in _SET_ASIDE.findall(text)}
+        aside = {int(next(g for g in groups if g)) for groups in _SET_ASIDE.findall(text)}
         for group in _SET_ASIDE_GROUP.finditer(text):
             aside.update(int(x) for x in re.findall(r"\d+", group.group("ids")))
         dropped["set_aside"] = [v for v in found if v in aside]

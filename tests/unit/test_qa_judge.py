@@ -405,3 +405,20 @@ def test_judge_parser_round_six_classes(reply, score):
 ])
 def test_localization_round_six_classes(reply, ids):
     assert localize.canonicalize(reply, 2, {2, 7, 12, 31, 40}) == ids
+
+
+@pytest.mark.parametrize("reply,score", [
+    ("The reference has 4 names and the prediction 3 of them, so I'd score it 2.", 2),  # "score" as a verb
+    ("I'd score it somewhere between 2 and 3.", None),
+])
+def test_judge_parser_round_seven_classes(reply, score):
+    assert judge.parse_score(reply) == score
+
+
+@pytest.mark.parametrize("reply,ids", [
+    ("DocID 1987 covers the 1987 season, so it is not relevant. The needed ones are DocID 7 and DocID 40.", [7, 40]),
+    ("DocID 31 could help, but I think the two needed are DocID 2 and DocID 40.", [2, 40]),
+    ("DocID 2 031 and DocID 40", [2031, 40]),                                    # a space as thousands separator
+])
+def test_localization_round_seven_classes(reply, ids):
+    assert localize.canonicalize(reply, 2, {2, 7, 31, 40, 1987, 2031}) == ids
