@@ -5,7 +5,7 @@
   (a marked score first, so a number in the explanation never replaces it; hedges, ranges, out-of-range values and
   other scales are ``unparseable``, never a zero). ``repeats`` > 1 judges each answer again (each repeat is its own
   cache entry), so the spread of a judge can be measured; agreement uses every pair of parseable repeats.
-- Reference match (``judge = "reference"``, rule version ``reference_v9``): reply and truths are read in one
+- Reference match (``judge = "reference"``, rule version ``reference_v10``): reply and truths are read in one
   canonical form (:func:`answer_match.canonical`: accents folded, dates as year/month/day, numbers as digits), then
   SQuAD-normalized; what the reply *asserts* is read by :mod:`emb_s_core.answer_match` (its final claim after a
   correction, negation, alternatives the question offers, comparatives, hedges, refusals, lists, modifiers). In
@@ -20,7 +20,7 @@
   bound instead of the number, a conflicting date): a reader's check, not a guess. v5: more forms of the same
   answer and fewer ways to be credited for one the reply does not stand behind (:mod:`emb_s_core.answer_match`);
   v6 the same, read on a fourth round; v7: a sentence-long free-form gold is covered with a quarter of its words
-  in other words; v8 and v9 read on a fifth and a sixth round.
+  in other words; v8 to v10 read on the fifth to seventh rounds.
   ``question`` is required. Measured against the labelled sets in :mod:`emb_s_core.labels` (figures in
   ``bench/RESULTS.md``). Rows written under an older rule version are judged again on the next run.
 
@@ -40,9 +40,9 @@ from emb_s_core.schema import UNPARSEABLE
 from emb_s_core.store import Workspace
 
 REFERENCE = "reference"
-REFERENCE_VERSION = "reference_v9"  # v1: containment; v2: + alternatives, negation; v3: issue 22; v4: + doubt;
+REFERENCE_VERSION = "reference_v10"  # v1: containment; v2: + alternatives, negation; v3: issue 22; v4: + doubt;
 # v5: other forms of the answer, asides, possessives (blind round 3); v6: conclusions, short names (blind round 4);
-# v7: a sentence-long gold may have a quarter of its words in other words; v8, v9: read on blind rounds 5, 6
+# v7: a sentence-long gold may have a quarter of its words in other words; v8-v10: read on blind rounds 5-7
 JUDGMENTS_SCHEMA = pa.schema([
     pa.field("judge", pa.string(), nullable=False), pa.field("qa_run", pa.string(), nullable=False),
     pa.field("rung", pa.string(), nullable=False), pa.field("qid", pa.string(), nullable=False),
@@ -57,6 +57,7 @@ _RANGE_BEFORE = re.compile(r"(?<![\d.,])([0-5])\s*(?:or|-|–|—|to|/|and|,)\s*
 
 
 # --------------------------------------------------------------------------------------------- reference match
+_NUMBER_NOUN = re.compile(r"(\d+) ([a-z]+(?: [a-z]+)?)")
 _NUMBER_UNIT = re.compile(r"(\d+) (?:dollars|euros|pounds|percent|km|miles|m)")  # "$72,641" is also "72641"
 normalize = answer_match.normalize
 token_f1 = answer_match.token_f1
@@ -64,7 +65,7 @@ token_f1 = answer_match.token_f1
 
 def reference_score(prediction: str | None, answer: str | None, aliases: list[str] | None = None,
                     question: str | None = None) -> dict:
-    """The 0–5 reference-match score of ``prediction`` (rule ``reference_v9`` in the module docstring) and why.
+    """The 0–5 reference-match score of ``prediction`` (rule ``reference_v10`` in the module docstring) and why.
 
     ``question`` is required: the alternatives it offers, the comparative it asks for and whether it asks for one
     entity decide what a reply claims (a caller without it gets an error, never an older rule).
@@ -95,14 +96,19 @@ def reference_score(prediction: str | None, answer: str | None, aliases: list[st
     yes_no = bool(alts) and alts.answer_side[0] in answer_match.YES_NO
     if answer_match.refusal(pred) and not any(answer_match.refusal(t) for t in truths):
         return out(0, "refusal")
-    asked = f" {canon(question)} "
+    asked_text = f" {canon(question)} "
     multi = [e for t in truths if not (others and "," in t) and not answer_match.YES_NO_LEAD.match(t)
-             and f" {canon(t)} " not in asked  # a title the question names ("Rich, Young and Pretty or …")
+             and f" {canon(t)} " not in asked_text  # a title the question names ("Rich, Young and Pretty or …")
              and not (t != answer and canon(t.split(",")[0]) == canon(answer))  # alias "Arthur Peel, 1st Viscount …"
              for e in [answer_match.entities(t)] if len(e) > 1]
     text, marks = answer_match.mark_truths(pred, truths, one_entity=not multi and not yes_no,
                                            keep=(*alts.answer_side, *alts.competitors), asked=words)
     units = [m.group(1) for t in truths if (m := _NUMBER_UNIT.fullmatch(canon(t)))]
+    # "40" for "40 points" when the question asks for the points: the noun is the question's
+    # (only where the reply's number stands alone: "40 rebounds" is no "40 points")
+    units += [m.group(1) for t in truths if (m := _NUMBER_NOUN.fullmatch(canon(t))) and
+              set(m.group(2).split()) <= {*asked, *(w.rstrip("s") for w in asked)} and
+              re.search(rf"(?<!\S){m.group(1)}(?!\s+[a-z])(?!\S)", canon(pred))]
     truths = [t for t in truths if not answer_match.short_caps(t) and not answer_match.shadowed(pred, t)]
     truths += units + marks
     before, final = answer_match.final_claim(text)
@@ -121,12 +127,13 @@ def reference_score(prediction: str | None, answer: str | None, aliases: list[st
     held_back = out(3, why_not) if why_not else None
     partial = min(3, int(round(5 * max((answer_match.canon_f1(final, t) for t in truths), default=0.0))))
     if alts and not yes_no:
-        winner = answer_match.comparison_winner(reply, [*alts.answer_side, *alts.competitors], words)
-        if winner is not None:
-            if winner not in alts.answer_side:
+        winner = answer_match.comparison_winner(reply, [*alts.answer_side, *marks, *alts.competitors], words)
+        if winner is not None:  # a marked surname ("Zanussi … was born before Thom Andersen") is the answer's side
+            if winner not in (*alts.answer_side, *marks):
                 return out(min(1, partial), "compared")
             return held_back or out(4, "compared", True)
-        both = any(reply.mentions(a) for a in alts.answer_side) and any(reply.mentions(c) for c in alts.competitors)
+        both = any(reply.mentions(a) for a in (*alts.answer_side, *marks)) and \
+            any(reply.mentions(c) for c in alts.competitors)
         pick = None if not both or hedging(reply, final, sides) else \
             answer_match.picked_side(final, [*alts.answer_side, *marks], list(alts.competitors), words)
         if pick is not None:  # a marked partial name ("So Agnew died later.") is the answer's side too

@@ -75,6 +75,13 @@ sentence that names something else ("…, so 1220") is; "could also be the …" 
 covered member by member (each at least half found, a quarter of all words in other words), hyphenated words and
 split compounds ("board games" = "boardgames") read apart.
 
+Rule ``reference_v10`` (read on round 7, measured on round 8): a marked surname is the answer's side of a comparison
+("Zanussi … was born before Thom Andersen"); fixed-date holidays are dates ("Christmas Day, 1505"); a bare number
+answers "N <noun>" when the question asks for that noun and the reply's number stands alone ("40" for "40
+points", not "40 rebounds"); a possessive is read without its "'s" when deciding whether a turn names something new;
+an answer restated plainly in a later sentence is not held back by an earlier concessive; "only" answers no to a
+"both" question; a closing "The <noun> … is Y." commits to Y.
+
 One module per reading, each importing only those above it: ``canonical`` (the canonical form, normalization, token
 F1) and ``words`` (shared vocabularies, the light stem); ``reply`` (clauses, negation, modifiers, the final claim);
 ``names`` (the other names a truth may be given by); ``alternatives`` ("X or Y?" and yes/no); ``lists`` (answers of

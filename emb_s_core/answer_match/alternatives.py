@@ -150,6 +150,8 @@ def yes_no_polarity(reply: "Reply", question_words: frozenset[str] = frozenset()
     if question_words & (_DIFFERENT | {"same", "both"}):
         same, differ, negated = tokens & _SAME, tokens & _DIFFERENT, tokens & NEGATION_CUES
         asks_same = not question_words & _DIFFERENT
+        if asks_same and "only" in tokens:
+            return "no"  # "Both are documentaries, but only Über Goober is about gamers"
         if bool(same) != bool(differ):
             says_same = bool(same) != bool(negated)  # "not the same" says they differ
             return "yes" if says_same == asks_same else "no"

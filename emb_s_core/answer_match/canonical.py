@@ -151,6 +151,12 @@ def _ordinal_sub(match: re.Match) -> str:
 
 
 _SLASHED = re.compile(r"(?<=[A-Za-z])/(?=[A-Za-z])")
+# fixed-date holidays as their date ("Christmas Day, 1505" = "25 December, 1505")
+_HOLIDAY_DATES = {"christmas day": "25 December", "christmas eve": "24 December", "new year s day": "1 January",
+                  "new year s eve": "31 December", "boxing day": "26 December", "fourth of july": "4 July",
+                  "independence day": "4 July", "halloween": "31 October", "valentine s day": "14 February"}
+_HOLIDAYS = re.compile(r"\b(?:on\s+)?(?:the\s+)?(christmas day|christmas eve|new year['’]?s day|new year['’]?s eve|"
+                       r"boxing day|fourth of july|independence day|halloween|valentine['’]?s day)\b", re.I)
 _PERIOD_PREFIX = re.compile(r"\b(mid|early|late)-(?=[A-Za-z0-9'])", re.I)
 _SHORT_DECADE = re.compile(r"['’‘](\d0)s\b")
 _DECADE_WORDS = re.compile(r"\b(twenties|thirties|forties|fifties|sixties|seventies|eighties|nineties)\b", re.I)
@@ -174,6 +180,7 @@ def canonical(text: str | None) -> str:
     reads the same phrases and sentences many times."""
     text = fold(text)
     text = _GLUED.sub(r"\1 \2", text)
+    text = _HOLIDAYS.sub(lambda m: _HOLIDAY_DATES[re.sub(r"\W+", " ", m.group(1).lower()).strip()], text)
     text = _PERIOD_PREFIX.sub(r"\1 ", text)
     text = _SLASHED.sub(" ", text)  # "restoring/refurbishing" = "restoring refurbishing"  # "mid-June 2023" = "mid June 2023"
     text = _SHORT_DECADE.sub(lambda m: ("20" if m.group(1) in ("00", "10") else "19") + m.group(1) + "s", text)

@@ -50,7 +50,8 @@ UNSURE = re.compile(r"\b(?:either|probably|possibly|perhaps|maybe|likely|might|c
 # a commitment the reply makes later to something that is not the answer: "… So my answer is Y."
 COMMITMENT = re.compile(r"\b(?:final answer|the answer is|answer:|i'?d go with|i would go with|i'?ll go with|"
                         r"my answer|i'?d say|i would say|i'?ll say|i will say|i'?ll go for|best guess|so it'?s|so it is|therefore|thus|hence|"
-                        r"in conclusion|to conclude|overall|^\W*so\b(?=,?\s+(?-i:[A-Z])))(?!\w)", re.I)
+                        r"in conclusion|to conclude|overall|^\W*so\b(?=,?\s+(?-i:[A-Z]))|"
+                        r"^\W*the (?:\w+ ){1,5}(?:is|was)(?=\W+(?-i:[A-Z])))(?!\w)", re.I)  # "The music star … is Y."
 # a number the reply bounds rather than states: "fewer than 821", "over 1,000", "almost 230"
 QUALIFIED_NUMBER = re.compile(r"\b(?:fewer|less|more|over|under|above|below|nearly|almost|beyond|exceeding|"
                               r"(?:at|no) (?:least|most|more|fewer)|up to|just (?:over|under|shy of)|shy of|than)"
@@ -70,7 +71,7 @@ def _new_names(text: str, known: set[str]) -> list[str]:
     """Names and numbers in ``text`` that are not words of the answer or the question, nor function words."""
     out = []
     for m in _NAME_OR_NUMBER.finditer(fold(text)):
-        word = normalize(m.group())
+        word = normalize(re.sub(r"['’]s?$", "", m.group()))  # "Tokyo's" is Tokyo
         if word and word not in known and word not in _FUNCTION_CAPS and not (m.start() == 0 and word.isalpha()
                                                                               and len(word) < 4):
             out.append(m.group())
@@ -211,7 +212,8 @@ def doubt(text: str, phrases: list[str], question: str | None) -> str | None:
         return "denied where last named"  # "… then at Charles University. … Vienna rather than Charles University."
     lead = heads[names[0]]
     lead = lead[: max(0, len(lead) - len(lead.split()[-1]))] if lead.split() else ""
-    if (m := CONCESSIVE.search(lead)) and _new_words(lead[:m.start()], known) and \
+    restated = names[-1] != names[0] and not CONCESSIVE.search(heads[names[-1]])  # named again, plainly
+    if (m := CONCESSIVE.search(lead)) and _new_words(lead[:m.start()], known) and not restated and \
             not _concludes_with(parts[names[-1]] if names[-1] != names[0] else parts[names[0]][len(heads[names[0]]):],
                                 phrases):
         return f"concessive: {m.group().lower()!r}"  # "The Matrix trilogy, though he also likes Lord of the Rings"

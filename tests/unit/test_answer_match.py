@@ -454,3 +454,24 @@ def test_round_five_classes(question, gold, aliases, reply, credited):
 def test_round_six_classes(question, gold, aliases, reply, credited):
     got = judge.reference_score(reply, gold, aliases, question=question)
     assert (got["score"] >= 4) == credited, got
+
+
+@pytest.mark.parametrize("question,gold,aliases,reply,credited", [
+    # v10 (read on blind round 7)
+    ("Who was born first, Ola Maren Simms or Ian Tor?", "Ola Maren Simms", [], "Simms (b. 4 May 1901) was born "
+     "before Ian Tor (b. 1920).", True),
+    ("When did the first Lord Tor die?", "25 December 1701", [], "He died on Christmas Day, 1701.", True),
+    ("What was the most goals Ola scored in a match?", "4 goals", [], "4", True),
+    ("What was the most goals Ola scored in a match?", "4 goals", [], "4 assists", False),
+    ("What dish does Ola recommend in Tarn?", "dumplings", [], "Dumplings: the ones in Velkoria were good but "
+     "Tarn's are better.", True),
+    ("Are Grey Dunes and Tarn both westerns?", "no", [], "Both are 1950s films, but only Grey Dunes is a western.",
+     True),
+    ("Which band has more members, Grey Dunes or Tarn?", "Tarn", [], "Grey Dunes had three members, while Tarn lists "
+     "five. Tarn has more.", True),
+    ("Which actor guest-starred as a singer?", "Ola Simms", [], "The guests were Ian Tor and Ola Simms. The singer "
+     "among them is Ian Tor.", False),
+])
+def test_round_seven_classes(question, gold, aliases, reply, credited):
+    got = judge.reference_score(reply, gold, aliases, question=question)
+    assert (got["score"] >= 4) == credited, got
