@@ -5,9 +5,9 @@
 ``--code DIR`` measures the judge and parser code of another checkout (e.g. ``/work/main`` for the figures before
 this change) against this checkout's labelled sets. For each split (``tune``; ``held_out``; within held-out the
 ``unseen`` phrasings, written after tuning; and the *blind* set ``answers_blind.jsonl``, replies written by hand
-by writers who never saw the judge's code, in seven rounds: ``blind_r1`` and ``blind_r2``, each measured once and
-then tuned on for ``reference_v4``, ``blind_r3`` to ``blind_r6``, each measured once and then tuned on for
-``reference_v5``, ``v6``, ``v8`` and ``v9``, and ``blind_r7``, never looked at):
+by writers who never saw the judge's code, in eight rounds: ``blind_r1`` and ``blind_r2``, each measured once and
+then tuned on for ``reference_v4``, ``blind_r3`` to ``blind_r7``, each measured once and then tuned on for
+``reference_v5``, ``v6``, ``v8``, ``v9`` and ``v10``, and ``blind_r8``, never looked at):
 
 - reference judge: credited = score ≥ 4 (diagnose's "answered well"); false credit = wrong replies credited /
   wrong replies, false reject = right replies not credited / right replies;
@@ -16,7 +16,7 @@ then tuned on for ``reference_v4``, ``blind_r3`` to ``blind_r6``, each measured 
 - localization parser: replies whose ids differ from the label (context ids given when the code accepts them);
   both also on their blind sets (``*_blind.jsonl``, split ``blind``).
 
-``--write-figures`` also stores the reference judge's held-out and ``blind_r7`` figures (every threshold) in
+``--write-figures`` also stores the reference judge's held-out and ``blind_r8`` figures (every threshold) in
 ``emb_s_core/labelled/agreement.json``, which ``emb-s diagnose`` and the Access-vs-use page show beside its scores.
 """
 from __future__ import annotations
@@ -47,7 +47,7 @@ def rates(items: list[dict], credited: list[bool]) -> dict:
 
 def parts(items: list[dict]) -> dict[str, list[int]]:
     out = {"tune": [], "held_out": [], "held_out_unseen": [], "blind_r1": [], "blind_r2": [], "blind_r3": [],
-           "blind_r4": [], "blind_r5": [], "blind_r6": [], "blind_r7": []}
+           "blind_r4": [], "blind_r5": [], "blind_r6": [], "blind_r7": [], "blind_r8": []}
     for i, it in enumerate(items):
         out[it["split"]].append(i)
         if it["split"] == "held_out" and it.get("style", "").startswith("unseen:"):
@@ -91,7 +91,7 @@ def main() -> None:
             row[f"token_f1>={t}"] = rates(items, [f1[i] >= t for i in idx])
         report["answers"][split] = row
     for name, items, got, key in (("judge_parser", judges, parsed, "score"), ("localize_parser", locs, ids, "ids")):
-        for split in ("tune", "held_out", "blind", "blind_r4", "blind_r5", "blind_r6", "blind_r7"):
+        for split in ("tune", "held_out", "blind", "blind_r4", "blind_r5", "blind_r6", "blind_r7", "blind_r8"):
             idx = [i for i, it in enumerate(items) if it["split"] == split]
             bad = [items[i]["reply"] for i in idx if got[i] != items[i][key]]
             report[name][split] = {"n": len(idx), "misparsed": len(bad), "examples": bad[:5]}

@@ -188,6 +188,8 @@ _REVISED = re.compile(r"\b(?:actually|on (?:second thought|reflection)|edit(?:ed
 _JSON_SCORE = re.compile(r"[\"']score[\"']\s*:\s*[\"']?" + _VALUE + r"[\"']?\s*[,}\n]", re.I)
 _SETTLED = re.compile(r"(?:\b(?:settle on|settling on|go with|going with|make it|change (?:it |that )?to|"
                       r"revise (?:it |that )?to)|\bactually\b[^.\d]{0,60}?\bso)\s+(?:a\s+)?" + _VALUE + r"\b", re.I)
+_SUPPOSED = re.compile(r"\s*(?:would|requires?|needs?|is reserved|means|is for|should|could)\b", re.I)
+_HEDGED_AFTER = re.compile(r"\s*[(,;—–-]?\s*(?:maybe|perhaps|possibly|or)\s+(?:a\s+)?" + _VALUE, re.I)
 _RUBRIC = re.compile(r"\b[0-5]\s*=\s*[a-z][\w -]*", re.I)
 _CONDITIONAL = re.compile(r"\b(?:if|unless|otherwise|depending)\b", re.I)
 _RATED = re.compile(r"\b(?:rate|give|award|assign|score)s?\b[^.\n\d]{0,25}?\b(?:an?\s+)?(?P<v>\d+|" +
@@ -233,9 +235,12 @@ def parse_score(reply: str | None) -> int | None:
     keyed = {_value(m.group("v")) for m in _JSON_SCORE.finditer(text)}
     if keyed:  # {"score": 1, "explanation": "… score 5 would need …"}: the key is the score
         return keyed.pop() if len(keyed) == 1 else None
-    marked = list(_MARKER.finditer(text))
+    # "A score of 5 would require the year": a score the reply only supposes is no mark
+    marked = [m for m in _MARKER.finditer(text) if not _SUPPOSED.match(text, m.end())]
     if marked:
         last = marked[-1]
+        if _HEDGED_AFTER.match(text, last.end()):
+            return None  # "Score: 2 (maybe 1)"
         if last.group("after") and (last.group("of") is None or last.group("of").lower() not in ("5", "five")):
             return None  # "Score: 3-4", "Score: 7/10"
         values = [_value(m.group("v")) for m in marked]
@@ -255,6 +260,8 @@ def parse_score(reply: str | None) -> int | None:
     if scaled:
         values = {_value(m.group("v")) for m in scaled}
         return values.pop() if len(values) == 1 else None
+    if settled := list(_SETTLED.finditer(text)):
+        return _value(settled[-1].group("v"))  # "between a 2 and a 3; I'll settle on 3"
     if (rated := _RATED.search(text)) and not re.search(r"\bbetween\b", text[rated.start():rated.start("v")], re.I):
         return _value(rated.group("v"))  # "I would rate this a four"; "give this between 2 and 3" is a range
     for pattern in (_BARE, _LEADING):

@@ -4,10 +4,10 @@ Two labelled sets:
 
 - the **packaged** sets: ``emb_s_core/labelled/answers.jsonl`` (written by ``bench/make_labelled_sets.py`` from
   templates; items from HotpotQA, MuSiQue, 2Wiki, LoCoMo, the demo bank and hand-written cases, each labelled by
-  its meaning) and ``answers_blind.jsonl`` (4,167 replies written by hand, the way LLMs answer, by writers who never
-  saw the judge's code, in seven rounds: ``blind_r1`` to ``blind_r6`` were each measured once, then tuned on;
-  ``blind_r7`` was never looked at). The reference judge's figures on the *held-out* template items and on
-  ``blind_r7`` are stored in
+  its meaning) and ``answers_blind.jsonl`` (4,727 replies written by hand, the way LLMs answer, by writers who never
+  saw the judge's code, in eight rounds: ``blind_r1`` to ``blind_r7`` were each measured once, then tuned on;
+  ``blind_r8`` was never looked at). The reference judge's figures on the *held-out* template items and on
+  ``blind_r8`` are stored in
   ``labelled/agreement.json`` by ``bench/bench_labelled.py --write-figures`` for every score threshold, and a test
   checks they are what today's rule gives;
 - the **workspace** set: table ``answer_labels``, one row per (QA run, rung, query) a researcher labelled right or
@@ -37,8 +37,8 @@ LABELS_SCHEMA = pa.schema([
     pa.field("labelled_at", pa.string()),
 ])
 PACKAGED_SET = "emb_s_core/labelled/answers.jsonl (held-out items)"
-BLIND_SET = "emb_s_core/labelled/answers_blind.jsonl (blind_r7: written by hand, never looked at)"
-MEASURED_SPLITS = {"held_out": ("answers.jsonl", PACKAGED_SET), "blind_r7": ("answers_blind.jsonl", BLIND_SET)}
+BLIND_SET = "emb_s_core/labelled/answers_blind.jsonl (blind_r8: written by hand, never looked at)"
+MEASURED_SPLITS = {"held_out": ("answers.jsonl", PACKAGED_SET), "blind_r8": ("answers_blind.jsonl", BLIND_SET)}
 WORKSPACE_SET = "this workspace's labels"
 FIGURES = "agreement.json"
 THRESHOLDS = (1, 2, 3, 4, 5)

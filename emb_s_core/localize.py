@@ -49,7 +49,9 @@ _SET_ASIDE = re.compile(r"\b(?:not|except|excluding|exclude|rather than|instead 
 _SPACED_THOUSANDS = re.compile(r"(?<![\d,.])(\d{1,3})[ \u00a0\u202f](\d{3})(?![\d,.])")
 # the ids a reply settles on after weighing others: "the two needed are …", "so the relevant ones are …", "Answer:"
 _FINAL_IDS = re.compile(r"\b(?:(?:so\s+)?the\s+(?:\w+\s+){0,2}(?:needed|relevant|required|right|correct)(?:\s+(?:ones|"
-                        r"documents|docs|ids|docids))?\s+(?:are|is)|final (?:answer|list|ids)|answer)\s*:?", re.I)
+                        r"documents|docs|ids|docids))?\s+(?:are|is)|(?:the\s+)?(?:documents|docs|ids|docids)(?:\s+"
+                        r"(?:needed|used|required))?\s+(?:are|is)|final (?:answer|list|ids)|answer)\s*:?", re.I)
+_K_ECHO = re.compile(r"\bk\s*=\s*\d+", re.I)  # "k = 2": the question's parameter, no id
 _SET_ASIDE_GROUP = re.compile(r"(?P<ids>\d+(?:\s*(?:,|and|&)\s*\d+)+)\s+(?:are|were|seem)\s+(?:not\b|irrelevant|"
                               r"unrelated|off[- ]topic)", re.I)
 # a year or an ordinal in prose, not an id: "the 1999 film", "in 1987", "released 1958"
@@ -129,6 +131,7 @@ def read_ids(reply: str | None, k: int, context_ids: set[int] | None = None, rul
                                          context_ids and (m.group(2).startswith("0") or not
                                                           {int(m.group(1)), int(m.group(2))} <= context_ids)
                                          else m.group(), text)
+        text = _K_ECHO.sub(" ", text)
         if final := list(_FINAL_IDS.finditer(text)):  # "… but I think the two needed are DocID 3 and DocID 27."
             tail = text[final[-1].end():]
             if re.search(r"\d", tail):

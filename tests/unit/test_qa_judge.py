@@ -422,3 +422,16 @@ def test_judge_parser_round_seven_classes(reply, score):
 ])
 def test_localization_round_seven_classes(reply, ids):
     assert localize.canonicalize(reply, 2, {2, 7, 31, 40, 1987, 2031}) == ids
+
+
+@pytest.mark.parametrize("reply,score", [
+    ("Somewhere between a 3 and a 4; I'll settle on 4 since the place is right.", 4),
+    ("Score: 3 (maybe 2)", None),
+    ("A score of 5 would need the exact date, so I'd say Score: 3.", 3),
+])
+def test_judge_parser_round_eight_classes(reply, score):
+    assert judge.parse_score(reply) == score
+
+
+def test_localization_ignores_an_echoed_k_and_reads_the_ids_named_after_it():
+    assert localize.canonicalize("Looking at it, k = 2, and the documents are 7 and 40.", 2, {2, 7, 31, 40}) == [7, 40]
