@@ -239,14 +239,14 @@ def parse_score(reply: str | None) -> int | None:
     marked = [m for m in _MARKER.finditer(text) if not _SUPPOSED.match(text, m.end())]
     if marked:
         last = marked[-1]
-        if _HEDGED_AFTER.match(text, last.end()):
-            return None  # "Score: 2 (maybe 1)"
         if last.group("after") and (last.group("of") is None or last.group("of").lower() not in ("5", "five")):
             return None  # "Score: 3-4", "Score: 7/10"
         values = [_value(m.group("v")) for m in marked]
         settled = list(_SETTLED.finditer(text, last.end()))
         if settled:  # "Score: 5 — well, maybe 4 … I'll settle on 4"; "(… actually the same date, so 5)"
             return _value(settled[-1].group("v"))
+        if _HEDGED_AFTER.match(text, last.end()):
+            return None  # "Score: 2 (maybe 1)"
         revised = [m for m in _SCALED_VALUE.finditer(text, last.end()) if _REVISED.search(text[last.end():m.start()])]
         if revised:  # "Score: 2/5 -> on second thought 1/5": the revision is the score
             return _value(revised[-1].group("v"))
