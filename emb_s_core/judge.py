@@ -221,8 +221,9 @@ def parse_score(reply: str | None) -> int | None:
        condition on its line is unparseable ("Score: 5 (if Oporto counts), otherwise 0"); a value the reply settles on
        after it counts ("Score: 5 — well, maybe 4 … I'll settle on 4" → 4);
     0. a JSON ``"score"`` key wins over everything in the explanation;
-    2. else a value after "rate" / "give" / "score" ("I would rate this a four", "I'd score it 3"), a reply that is only a value ("4",
-       "Four.", "**4**") or one that opens with one ("4. The answer …");
+    2. else a value the reply settles on ("between a 2 and a 3; I'll settle on 3"), a value after "rate" / "give" /
+       "score" ("I would rate this a four", "I'd score it 3"), a reply that is only a value ("4", "Four.", "**4**")
+       or one that opens with one ("4. The answer …");
     3. else the integers 0–5 of the reply once scale mentions ("0-5", "out of 5") and rubric definitions ("0 =
        wrong, 5 = fully correct") are removed, if they are all the same value ("I would give this a 4" → 4).
     Score words are read ("Score: five" → 5), and "4.0" is 4. Out-of-range values ("Score: 7", "Score: -1"),

@@ -179,15 +179,15 @@ def canonical(text: str | None) -> str:
     """The canonical text a reply or a truth is read in (before SQuAD normalization); cached, since one judgment
     reads the same phrases and sentences many times."""
     text = fold(text)
-    text = _GLUED.sub(r"\1 \2", text)
+    text = _GLUED.sub(r"\1 \2", text)  # "15April, 2022" (a typo in LoCoMo's golds) reads as "15 April, 2022"
     text = _HOLIDAYS.sub(lambda m: _HOLIDAY_DATES[re.sub(r"\W+", " ", m.group(1).lower()).strip()], text)
-    text = _PERIOD_PREFIX.sub(r"\1 ", text)
-    text = _SLASHED.sub(" ", text)  # "restoring/refurbishing" = "restoring refurbishing"  # "mid-June 2023" = "mid June 2023"
+    text = _PERIOD_PREFIX.sub(r"\1 ", text)  # "mid-June 2023" = "mid June 2023"
+    text = _SLASHED.sub(" ", text)  # "restoring/refurbishing" = "restoring refurbishing"
     text = _SHORT_DECADE.sub(lambda m: ("20" if m.group(1) in ("00", "10") else "19") + m.group(1) + "s", text)
     text = _DECADE_WORDS.sub(lambda m: f"{_TENS[m.group(1).lower()[:-3] + 'y']}s", text)  # "early twenties" = "early 20s"
     text = _ONE_UNIT.sub(r"1 \1", text)  # "about a month" = "about 1 month"
     text = _TIMES.sub(lambda m: _TIMES_WORDS[m.group().lower()], text)  # "twice" = "2 times"
-    text = _BACK.sub(r"\1 ago", text)  # "a few years back" = "a few years ago"  # "15April, 2022" (a typo in LoCoMo's golds) reads as "15 April, 2022"
+    text = _BACK.sub(r"\1 ago", text)  # "a few years back" = "a few years ago"
     text = _INITIALS.sub(lambda m: " ".join(re.findall(r"[A-Z]", m.group())) + " ", text)  # "J.R.R." = "J. R. R."
     text = _CENTURY_OF.sub(lambda m: f"{int('1' + m.group(1)) + 1}th century", text)  # "the 1400s" = "15th century"
     text = _CURRENCY.sub(lambda m: f"{m.group(2)} {_CURRENCY_WORDS[m.group(1)]}", text)

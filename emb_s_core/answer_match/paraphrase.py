@@ -23,8 +23,10 @@ def _words(text: str) -> list[str]:
 def covers(reply_text: str, truth: str, question: str | None) -> bool:
     """A free-form answer given in other words: every content word of ``truth`` the question does not already say is
     in the reply (by :func:`stem`), its numbers in their order, at least two such words in lower case (names, dates
-    and numbers are read as phrases), and the reply adds no negation or word of doubt the truth does not have ("volunteered at a homeless shelter" for "Volunteering at a homeless
-    shelter"; not "an animal shelter", not "did not volunteer")."""
+    and numbers are read as phrases), and the reply adds no negation or word of doubt the truth does not have
+    ("volunteered at a homeless shelter" for "Volunteering at a homeless shelter"; not "an animal shelter", not "did
+    not volunteer"). A list gold is read member by member; a sentence-long gold may have a quarter of its words in
+    other words."""
     gold = [w for w in _words(truth) if w not in _FILLER]
     reply = _words(_ASIDE.sub("", reply_text))  # asides are no claim ("(Cannon is also a writer, but Simon was not.)")
     asked = {stem(w) for w in canon(question).split()}
