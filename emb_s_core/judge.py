@@ -192,8 +192,10 @@ _SUPPOSED = re.compile(r"\s*(?:would|requires?|needs?|is reserved|means|is for|s
 _HEDGED_AFTER = re.compile(r"\s*[(,;—–-]?\s*(?:maybe|perhaps|possibly|or)\s+(?:a\s+)?" + _VALUE, re.I)
 _RUBRIC = re.compile(r"\b[0-5]\s*=\s*[a-z][\w -]*", re.I)
 _CONDITIONAL = re.compile(r"\b(?:if|unless|otherwise|depending)\b", re.I)
-_RATED = re.compile(r"\b(?:rate|give|award|assign|score)s?\b[^.\n\d]{0,25}?\b(?:an?\s+)?(?P<v>\d+|" +
-                    "|".join(_SCORE_WORDS) + r")\b(?!\s*(?:of|out|/|points?\s+out|[.,]\d|(?:and|or|to|-|–)\s*(?:an?\s+)?(?:\d|" + "|".join(_SCORE_WORDS) + r")))",
+_WORDS = "|".join(_SCORE_WORDS)
+# "I would rate this a four", "I'd score it 3"; not "give it 2 or 3", "rate it 7 out of 10"
+_RATED = re.compile(r"\b(?:rate|give|award|assign|score)s?\b[^.\n\d]{0,25}?\b(?:an?\s+)?(?P<v>\d+|" + _WORDS + r")\b"
+                    r"(?!\s*(?:of|out|/|points?\s+out|[.,]\d|(?:and|or|to|-|–)\s*(?:an?\s+)?(?:\d|" + _WORDS + r")))",
                     re.I)
 _BARE = re.compile(r"^\W*" + _VALUE + r"\W*$", re.I)
 _LEADING = re.compile(r"^\s*" + _VALUE + r"\s*(?:[.:)=—–-]|\s-)\s+\S", re.I)  # "4. The answer ...", "5 = fully"
@@ -212,15 +214,17 @@ def _value(token: str) -> int | None:
 
 
 def parse_score(reply: str | None) -> int | None:
-    """The score an LLM judge's reply gives, or None (unparseable; never a zero). Rule ``judge_parse_v2``:
+    """The score an LLM judge's reply gives, or None (unparseable; never a zero). Rule ``judge_parse_v3`` (stored
+    replies are read again by it when judgments are read):
 
-    1. a *marked* score wins: the last "Score: N" / "Rating: N" / "final score is N" / ``{"score": N}`` marker, or
+    0. a JSON ``"score"`` key wins over everything in the explanation;
+    1. else a *marked* score: the last "Score: N" / "Rating: N" / "final score is N" / ``{"score": N}`` marker, or
        "N/5" / "N out of 5" (or "five"); a number elsewhere in the explanation never replaces it ("Score: 3 … 3 of 5
        pets" → 3); two marked scores that differ are unparseable unless the text between revises the first
        ("Score: 2 — actually, on reflection, Score: 4" → 4; "Score: 2\nScore: 3" → None); a marked score under a
        condition on its line is unparseable ("Score: 5 (if Oporto counts), otherwise 0"); a value the reply settles on
-       after it counts ("Score: 5 — well, maybe 4 … I'll settle on 4" → 4);
-    0. a JSON ``"score"`` key wins over everything in the explanation;
+       after it counts ("Score: 5 — well, maybe 4 … I'll settle on 4" → 4), a hedge right after it does not
+       ("Score: 2 (maybe 1)" → None), and a score the reply only supposes is no mark ("a score of 5 would need …");
     2. else a value the reply settles on ("between a 2 and a 3; I'll settle on 3"), a value after "rate" / "give" /
        "score" ("I would rate this a four", "I'd score it 3"), a reply that is only a value ("4", "Four.", "**4**")
        or one that opens with one ("4. The answer …");
@@ -228,7 +232,7 @@ def parse_score(reply: str | None) -> int | None:
        wrong, 5 = fully correct") are removed, if they are all the same value ("I would give this a 4" → 4).
     Score words are read ("Score: five" → 5), and "4.0" is 4. Out-of-range values ("Score: 7", "Score: -1"),
     fractions ("4.5"), ranges and hedges ("3-4", "3 or 4", "I'd say 4, maybe 5"), and other scales ("7/10") are
-    unparseable. (The rule is applied when judgments are read, so stored replies are read by today's rule.)
+    unparseable.
     """
     text = (reply or "").strip()
     if not text:
@@ -238,12 +242,12 @@ def parse_score(reply: str | None) -> int | None:
         return keyed.pop() if len(keyed) == 1 else None
     # "A score of 5 would require the year": a score the reply only supposes is no mark
     marked = [m for m in _MARKER.finditer(text) if not _SUPPOSED.match(text, m.end())]
+    settled = list(_SETTLED.finditer(text, marked[-1].end() if marked else 0))  # "… I'll settle on 4"
     if marked:
         last = marked[-1]
         if last.group("after") and (last.group("of") is None or last.group("of").lower() not in ("5", "five")):
             return None  # "Score: 3-4", "Score: 7/10"
         values = [_value(m.group("v")) for m in marked]
-        settled = list(_SETTLED.finditer(text, last.end()))
         if settled:  # "Score: 5 — well, maybe 4 … I'll settle on 4"; "(… actually the same date, so 5)"
             return _value(settled[-1].group("v"))
         if _HEDGED_AFTER.match(text, last.end()):
@@ -261,7 +265,7 @@ def parse_score(reply: str | None) -> int | None:
     if scaled:
         values = {_value(m.group("v")) for m in scaled}
         return values.pop() if len(values) == 1 else None
-    if settled := list(_SETTLED.finditer(text)):
+    if settled:
         return _value(settled[-1].group("v"))  # "between a 2 and a 3; I'll settle on 3"
     if (rated := _RATED.search(text)) and not re.search(r"\bbetween\b", text[rated.start():rated.start("v")], re.I):
         return _value(rated.group("v"))  # "I would rate this a four"; "give this between 2 and 3" is a range

@@ -29,29 +29,36 @@ ECHO_NGRAM = 8  # a reply sharing an 8-word sequence with the context copied doc
 
 
 RAW_INTEGERS = "raw_integers_v1"  # the paper's rule: every integer of the reply, in order (§A.3)
-DOCID = "docid_v2"  # DocID mentions and JSON lists first; numbering, counts, ranges, separators read (issue 22)
+# DocID mentions and JSON lists first; numbering, counts, ranges, separators read (issue 22). v3: the blind rounds'
+# classes (a revised or nested list, ids listed after "IDs", "1 through 3", "1 999", ids set aside as a group or by
+# "so it is not relevant", ids settled on after others, an echoed "k = 2"); a run records the rule it was read by
+DOCID = "docid_v3"
 ID_RULES = (DOCID, RAW_INTEGERS)
 MAX_RANGE = 50  # "3-6" expands; a longer span is two numbers, not a range
 _JSON_LIST = re.compile(r"\[\s*\d[\d\s,]*\]")
-_MENTION = re.compile(r"(?:\bdoc(?:ument)?s?\s*(?:ids?)?|\bids?)\s*[=:#]?\s*#?\s*(\d[\d,]*(?:(?:,\s*|\s+and\s+|\s*&\s*)\d+)*)"
+_MENTION = re.compile(r"(?:\bdoc(?:ument)?s?\s*(?:ids?)?|\bids?)\s*[=:#]?\s*#?\s*"
+                      r"(\d[\d,]*(?:(?:,\s*|\s+and\s+|\s*&\s*)\d+)*)"  # "IDs 1 and 10", "DocIDs 3, 7 and 9"
                       r"(?:\s*(?:-|–|to|through|thru)\s*(\d+))?|#(\d+)", re.I)
 _NUMBERING = re.compile(r"^[ \t]*(?:[-*•][ \t]*)?\d+[.)](?=[ \t]+\S)", re.M)  # "1. ", "2) " opening a line
-_COUNT_AFTER = re.compile(r"\s*(?:(?:are|is|were)\s+(?:needed|required|relevant|useful)\b|relevant\b|most\b|documents?\b|docs?\b|ids?\b|docids?\b|results?\b|ones?\b|"
-                          r"items?\b|of\s+them\b|passages?\b|sources?\b|texts?\b|candidates?\b|chunks?\b|entries\b|records?\b)", re.I)
+_COUNT_AFTER = re.compile(r"\s*(?:(?:are|is|were)\s+(?:needed|required|relevant|useful)\b|relevant\b|most\b|"
+                          r"documents?\b|docs?\b|ids?\b|docids?\b|results?\b|ones?\b|items?\b|of\s+them\b|"
+                          r"passages?\b|sources?\b|texts?\b|candidates?\b|chunks?\b|entries\b|records?\b)", re.I)
 _COUNT_BEFORE = re.compile(r"(?:\btop|\bfound)\s*$", re.I)
 # an id the reply sets aside: "not 12", "except Doc 3", "12 is irrelevant"
 _SET_ASIDE = re.compile(r"\b(?:not|except|excluding|exclude|rather than|instead of|unlike|nor|ignore|ignoring|"
                         r"rule out|ruling out)\s+(?:doc(?:ument)?s?\s*(?:ids?)?\s*[=:#]?\s*)?#?(\d+)(?![\d.,]\d)|"
                         r"(?<![\d.,])(\d+)\s+(?:is|was|seems)\s+(?:not\b|irrelevant|unrelated|off[- ]topic)|"
-                        r"(?<![\d.,])(\d+)\b[^.;\n\d]{0,80}?\b(?:so|and)\s+(?:it|this one|that one)\s+(?:is|was|seems)\s+(?:not\b|"
-                        r"irrelevant|unrelated|off[- ]topic)", re.I)
-# several ids set aside at once: "DocIDs 5, 9 and 12 are unrelated", "(5 and 9 are not relevant)"
+                        r"(?<![\d.,])(\d+)\b[^.;\n\d]{0,80}?\b(?:so|and)\s+(?:it|this one|that one)\s+"
+                        r"(?:is|was|seems)\s+"
+                        r"(?:not\b|irrelevant|unrelated|off[- ]topic)", re.I)  # "DocID 1960 …, so it is not relevant"
+# "1 999" with 1999 shown: a space as thousands separator
 _SPACED_THOUSANDS = re.compile(r"(?<![\d,.])(\d{1,3})[ \u00a0\u202f](\d{3})(?![\d,.])")
 # the ids a reply settles on after weighing others: "the two needed are …", "so the relevant ones are …", "Answer:"
 _FINAL_IDS = re.compile(r"\b(?:(?:so\s+)?the\s+(?:\w+\s+){0,2}(?:needed|relevant|required|right|correct)(?:\s+(?:ones|"
                         r"documents|docs|ids|docids))?\s+(?:are|is)|(?:the\s+)?(?:documents|docs|ids|docids)(?:\s+"
                         r"(?:needed|used|required))?\s+(?:are|is)|final (?:answer|list|ids)|answer)\s*:?", re.I)
 _K_ECHO = re.compile(r"\bk\s*=\s*\d+", re.I)  # "k = 2": the question's parameter, no id
+# several ids set aside at once: "DocIDs 5, 9 and 12 are unrelated", "(5 and 9 are not relevant)"
 _SET_ASIDE_GROUP = re.compile(r"(?P<ids>\d+(?:\s*(?:,|and|&)\s*\d+)+)\s+(?:are|were|seem)\s+(?:not\b|irrelevant|"
                               r"unrelated|off[- ]topic)", re.I)
 # a year or an ordinal in prose, not an id: "the 1999 film", "in 1987", "released 1958"
@@ -106,13 +113,15 @@ def read_ids(reply: str | None, k: int, context_ids: set[int] | None = None, rul
              ) -> tuple[list[int], dict]:
     """The ids a reply names, first ``k`` unique, and what reading them dropped.
 
-    ``docid_v2`` (default): a JSON list of integers if the reply holds one; else the ``DocID N`` / ``#N`` mentions
-    if there are any; else the bare numbers, skipping list numbering ("1. 40" → 40) and counts ("Top 2: …", "2
-    documents"), expanding ranges ("3-6"), reading thousands separators. Numbers that are not ids of the context
+    ``docid_v3`` (default): a JSON list of integers if the reply holds one (the later one when the reply revises it;
+    a nested list flattened); else, after what the reply settles on ("the two needed are …") when it says so, the
+    ``DocID N`` / ``#N`` mentions if there are any; else the bare numbers, skipping list numbering ("1. 40" → 40),
+    counts ("Top 2: …", "2 documents", "2 are needed") and an echoed "k = 2", expanding ranges ("3-6", "1 through
+    3"), reading thousands separators ("1,234", "1 234" when 1234 is shown). Numbers that are not ids of the context
     shown (``context_ids``) are dropped. ``raw_integers_v1``: the paper's rule, every integer in order.
-    Ids the reply sets aside ("not 12", "except Doc 3", "12 is irrelevant") and years in prose ("the 1999 film",
-    "in 1987") are no answer either. Dropped (for the audit): ``decimals``, ``repeated``, ``beyond_k``,
-    ``not_in_context``, ``numbering``, ``counts``, ``set_aside``, ``prose_years``.
+    Ids the reply sets aside ("not 12", "except Doc 3", "12 is irrelevant", "5, 9 and 12 are unrelated") and years
+    in prose ("the 1999 film", "in 1987") are no answer either. Dropped (for the audit): ``decimals``,
+    ``repeated``, ``beyond_k``, ``not_in_context``, ``numbering``, ``counts``, ``set_aside``, ``prose_years``.
     """
     if rule not in ID_RULES:
         raise EmbSError(f"unknown id rule {rule!r}", fix=f"use one of: {', '.join(ID_RULES)}.")

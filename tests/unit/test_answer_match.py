@@ -303,7 +303,8 @@ def test_round_two_classes(question, gold, reply, credited):
     assert (got["score"] >= 4) == credited, got
 
 
-@pytest.mark.parametrize("question,gold,aliases,reply,credited", [
+# v5, read on blind round 3: (question, gold, aliases, reply, credited)
+V5_CASES = [
     # other forms of the same answer (v5)
     ("When did Ola start the choir?", "The Thursday before 14 March 2024", [], "On Thursday, 7 March 2024.", True),
     ("When did Ola start the choir?", "The Thursday before 14 March 2024", [], "On 8 March 2024.", False),
@@ -348,14 +349,12 @@ def test_round_two_classes(question, gold, reply, credited):
      "So Ola Simms.", False),
     ("Where was Ola born?", "Tarn", [], "She was born in Velkoria and later moved to Tarn.", False),
     ("Where does Ola live now?", "Tarn", [], "She was born in Velkoria and later moved to Tarn.", True),
-])
-def test_round_three_classes(question, gold, aliases, reply, credited):
-    got = judge.reference_score(reply, gold, aliases, question=question)
-    assert (got["score"] >= 4) == credited, got
+]
 
 
-@pytest.mark.parametrize("question,gold,aliases,reply,credited", [
-    # v6 (read on blind round 4): comparisons concluded with "Answer:" or a surname, a doubt word in the title
+# v6, read on blind round 4: (question, gold, aliases, reply, credited)
+V6_CASES = [
+    # comparisons concluded with "Answer:" or a surname, a doubt word in the title
     ("Who died later, Ola Simms or Ian Tor?", "Ola Simms", [], "Tor died in 1899 and Simms in 1902. So Simms died "
      "later.", True),
     ("Which genus has more species, the Velkoria or the Tarnia?", "Tarnia", [], "Velkoria has one species, whereas "
@@ -396,14 +395,11 @@ def test_round_three_classes(question, gold, aliases, reply, credited):
      "small business.", [], "She wanted to be near her family in Tarn.", False),
     # a possessive before the answer is an owner, not a first name
     ("In which film does the actor appear?", "The Grey Dunes", ["Grey Dunes"], "In Ola Simms's Grey Dunes.", True),
-])
-def test_round_four_classes(question, gold, aliases, reply, credited):
-    got = judge.reference_score(reply, gold, aliases, question=question)
-    assert (got["score"] >= 4) == credited, got
+]
 
 
-@pytest.mark.parametrize("question,gold,aliases,reply,credited", [
-    # v8 (read on blind round 5)
+# v8, read on blind round 5: (question, gold, aliases, reply, credited)
+V8_CASES = [
     ("What did Ola plan for the evening?", "have dinner with friends from the choir", [], "Dinner with some friends "
      "from the choir.", True),
     ("Why does Ola avoid bread?", "gluten intolerance", [], "Because she is gluten intolerant.", True),
@@ -423,14 +419,11 @@ def test_round_four_classes(question, gold, aliases, reply, credited):
     ("When was the company founded?", "1599", [], "It was set up in 1599, though the charter came in 1600. I'll say "
      "1600.", False),
     ("In what century did the bishop live?", "18th century", [], "He lived in the 1700s.", True),
-])
-def test_round_five_classes(question, gold, aliases, reply, credited):
-    got = judge.reference_score(reply, gold, aliases, question=question)
-    assert (got["score"] >= 4) == credited, got
+]
 
 
-@pytest.mark.parametrize("question,gold,aliases,reply,credited", [
-    # v9 (read on blind round 6)
+# v9, read on blind round 6: (question, gold, aliases, reply, credited)
+V9_CASES = [
     ("How many times did Ola swim in May?", "3", [], "Thrice.", True),
     ("How many times did Ola swim in May?", "Twice.", [], "two times", True),
     ("How long did Ola keep the shop?", "20 years", [], "Two decades.", True),
@@ -450,14 +443,11 @@ def test_round_five_classes(question, gold, aliases, reply, credited):
     ("What does the charity run?", "toy drive, community food drive, veterans' run", [], "A toy drive and a "
      "community food drive.", False),
     ("What did Ola and Ian play?", "boardgames, charades", [], "Board games and charades.", True),
-])
-def test_round_six_classes(question, gold, aliases, reply, credited):
-    got = judge.reference_score(reply, gold, aliases, question=question)
-    assert (got["score"] >= 4) == credited, got
+]
 
 
-@pytest.mark.parametrize("question,gold,aliases,reply,credited", [
-    # v10 (read on blind round 7)
+# v10, read on blind round 7: (question, gold, aliases, reply, credited)
+V10_CASES = [
     ("Who was born first, Ola Maren Simms or Ian Tor?", "Ola Maren Simms", [], "Simms (b. 4 May 1901) was born "
      "before Ian Tor (b. 1920).", True),
     ("When did the first Lord Tor die?", "25 December 1701", [], "He died on Christmas Day, 1701.", True),
@@ -471,7 +461,11 @@ def test_round_six_classes(question, gold, aliases, reply, credited):
      "five. Tarn has more.", True),
     ("Which actor guest-starred as a singer?", "Ola Simms", [], "The guests were Ian Tor and Ola Simms. The singer "
      "among them is Ian Tor.", False),
-])
-def test_round_seven_classes(question, gold, aliases, reply, credited):
+]
+
+
+@pytest.mark.parametrize("question,gold,aliases,reply,credited", V5_CASES + V6_CASES + V8_CASES + V9_CASES + V10_CASES)
+def test_classes_read_on_the_blind_rounds(question, gold, aliases, reply, credited):
+    """Phrasings of our own, one class each, for what each rule version learned from a round it read."""
     got = judge.reference_score(reply, gold, aliases, question=question)
     assert (got["score"] >= 4) == credited, got
