@@ -164,7 +164,7 @@ def candidates(ws: Workspace, embedder: str = DEFAULT_EMBEDDER, k: int = DEFAULT
             pos = pos[(pos < len(ids)) & (ids[np.minimum(pos, len(ids) - 1)] == np.asarray(refs, np.int64))]
             scores[i, pos] = -np.inf
         ranking = topk(scores, ids, min(k, len(ids)))
-        for qid, row_ids, row_scores in zip(part["qid"], ranking.ids, ranking.scores):
+        for qid, (row_ids, row_scores) in zip(part["qid"], ranking.rows()):
             keep = np.isfinite(row_scores)
             n = int(keep.sum())
             rows.append(pd.DataFrame({"qid": qid, "doc_id": row_ids[keep], "rank": np.arange(1, n + 1),

@@ -220,8 +220,8 @@ def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, config: dict
                         for n, p in pools.items() if ks[n] == depth and n in per_query}
                 if each:  # twin rungs with per-query pools: each query searches its own
                     ranked.update(retriever.rank_each(batch_texts, each, depth))
-            rows = [{"rung": rn, "qid": qid, "doc_ids": rk.ids[i], "scores": rk.scores[i]}
-                    for rn, rk in ranked.items() for i, qid in enumerate(batch)]
+            rows = [{"rung": rn, "qid": qid, "doc_ids": ids, "scores": scores}
+                    for rn, rk in ranked.items() for qid, (ids, scores) in zip(batch, rk.rows())]
             runs.save_results(ws, name, rows)
             finished += len(rows)
             if progress:
@@ -276,6 +276,5 @@ def live_query(ws: Workspace, spec: str, text: str, rung: str, k: int = 10, **op
     if not text or not text.strip():
         raise EmbSError("the question is empty", fix="type a question.")
     r = _ladder(ws).rung(rung)
-    ranking = prepared(ws, spec, **options).rank([text], {rung: r.doc_ids}, k)[rung]
-    return pd.DataFrame({"rank": np.arange(1, ranking.ids.shape[1] + 1), "doc_id": ranking.ids[0],
-                         "score": ranking.scores[0].astype(float)})
+    ids, scores = prepared(ws, spec, **options).rank([text], {rung: r.doc_ids}, k)[rung].row(0)
+    return pd.DataFrame({"rank": np.arange(1, len(ids) + 1), "doc_id": ids, "score": scores.astype(float)})

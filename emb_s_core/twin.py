@@ -110,7 +110,7 @@ def near_documents(ws: Workspace, qids: list[str], top_n: int = DEFAULT_TOP_N,
             texts = qs["text"].tolist()
             for start in range(0, len(texts), _BATCH):
                 ranked = r.rank(texts[start: start + _BATCH], {"bank": r.doc_ids}, top_n)["bank"]
-                for qid, row, scores in zip(qs.index[start: start + _BATCH], ranked.ids, ranked.scores):
+                for qid, (row, scores) in zip(qs.index[start: start + _BATCH], ranked.rows()):
                     # a document scoring 0 shares nothing with the query (BM25 pads its lists with such documents)
                     top = {int(d) for d, s in zip(row, scores) if s > 0}
                     gold_near_other |= (top & gold) - own[qid]

@@ -77,7 +77,7 @@ def doc_ranks(retriever: Retriever, text: str, pools: Mapping[str, np.ndarray], 
         return out
     lists = retriever.rank([text], {n: np.asarray(p, np.int64) for n, p in pools.items()}, depth)
     for name, ranking in lists.items():
-        hit = ranking.ids[0][None, :] == want[:, None]  # (wanted, depth)
+        hit = ranking.row(0)[0][None, :] == want[:, None]  # (wanted, depth)
         rank = np.where(hit.any(axis=1), hit.argmax(axis=1) + 1, _BELOW)
         out[name] = np.where(members[name], rank, _ABSENT).astype(np.int64)
     return out

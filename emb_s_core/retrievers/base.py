@@ -17,12 +17,32 @@ from emb_s_core.errors import EmbSError
 from emb_s_core.store import Workspace
 
 
+#: what fills the unused tail of a short row in a stacked ranking (``lengths`` is what says where a row ends: a bank
+#: may use any int64 as a doc id, so the filler is never read as one)
+PAD_ID = np.iinfo(np.int64).min
+
+
 @dataclass
 class Ranking:
-    """Top-K per query for one pool: ``ids[i]`` and ``scores[i]`` are query i's ranked list (length ≤ K)."""
+    """Top-K per query for one pool: ``ids[i]`` and ``scores[i]`` are query i's ranked list (length ≤ K).
+
+    Rows of a ranking stacked from per-query pools (the benign twin) may be shorter than the width: a query whose own
+    pool holds fewer documents than the depth asked has its whole pool as its list. ``lengths`` then gives each
+    row's length (the tail is :data:`PAD_ID` / NaN); read rows through :meth:`row` / :meth:`rows`, never
+    ``ids[i]``."""
 
     ids: np.ndarray  # (n_queries, k) int64
     scores: np.ndarray  # (n_queries, k) float
+    lengths: np.ndarray | None = None  # (n_queries,) when some row is shorter than k; None: every row is full
+
+    def row(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Query i's ranked ids and scores, without padding."""
+        n = self.ids.shape[1] if self.lengths is None else int(self.lengths[i])
+        return self.ids[i, :n], self.scores[i, :n]
+
+    def rows(self):
+        """(ids, scores) of each query in order, without padding."""
+        return (self.row(i) for i in range(self.ids.shape[0]))
 
 
 @dataclass
@@ -49,10 +69,32 @@ class QueryPools:
 
 
 def stacked(parts: list[Ranking]) -> Ranking:
-    """One Ranking from per-query (or per-pass) rankings of the same K, in order."""
+    """One Ranking from per-query (or per-pass) rankings, in order.
+
+    Lists of different lengths are the normal case for per-query pools: K is clamped to each pool, and a fusion or a
+    reranker asks its parts for a depth (100) beyond small pools, so one query's pool gives 54 documents and the
+    next 49. They are padded to the longest here, once for every retriever, with ``lengths`` saying where each row
+    ends."""
     if not parts:
         return Ranking(np.empty((0, 0), np.int64), np.empty((0, 0)))
-    return Ranking(np.vstack([p.ids for p in parts]), np.vstack([p.scores for p in parts]))
+    lengths = np.concatenate([_lengths(p) for p in parts])
+    width = max(p.ids.shape[1] for p in parts)
+    if (lengths == width).all():
+        return Ranking(np.vstack([p.ids for p in parts]), np.vstack([p.scores for p in parts]))
+    ids = np.full((len(lengths), width), PAD_ID, np.int64)
+    scores = np.full((len(lengths), width), np.nan, np.result_type(*[p.scores.dtype for p in parts], np.float32))
+    at = 0
+    for p in parts:
+        n, w = p.ids.shape
+        ids[at: at + n, :w], scores[at: at + n, :w] = p.ids, p.scores
+        at += n
+    ids[np.arange(width)[None, :] >= lengths[:, None]] = PAD_ID  # a part's own padding stays padding
+    return Ranking(ids, scores, lengths)
+
+
+def _lengths(r: Ranking) -> np.ndarray:
+    return (np.full(r.ids.shape[0], r.ids.shape[1], np.int64) if r.lengths is None
+            else np.asarray(r.lengths, np.int64))
 
 
 # Optional abilities a retriever declares in ``capabilities`` (part of the protocol; callers ask ``can``, they never
@@ -102,9 +144,10 @@ class Retriever:
         return {name: topk(scores[:, self.positions(ids)], ids, k) for name, ids in pools.items()}
 
     def rank_each(self, queries: list[str], pools: Mapping[str, QueryPools], k: int) -> dict[str, Ranking]:
-        """Top-K of each query in its OWN pool of each rung (``k`` at most the smallest pool). Default: one ``rank``
-        call per query on its pool, exact for any retriever; dense masks per query, BM25 applies each query's pool
-        statistics, instead of repeating the work."""
+        """Top-K of each query in its OWN pool of each rung; a query whose pool holds fewer than ``k`` documents gets
+        its whole pool, a shorter row (see :class:`Ranking`). Default: one ``rank`` call per query on its pool, exact
+        for any retriever; dense masks per query, BM25 applies each query's pool statistics, instead of repeating
+        the work."""
         return {name: stacked([self.rank([q], {name: qp.pool(i)}, k)[name] for i, q in enumerate(queries)])
                 for name, qp in pools.items()}
 

@@ -454,5 +454,4 @@ def _rank_exact(scorer: BlockScorer, positions: Mapping[str, np.ndarray], q: np.
     for _, s in scorer.scores(q):
         for name, ids in pools.items():
             parts[name].append(topk(s[:, positions[name]], ids, k))
-    return {name: Ranking(np.vstack([p.ids for p in ps]), np.vstack([p.scores for p in ps]))
-            for name, ps in parts.items()}
+    return {name: stacked(ps) for name, ps in parts.items()}

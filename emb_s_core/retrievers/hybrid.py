@@ -62,10 +62,12 @@ class Hybrid(Retriever):
             fused = np.zeros((len(queries), len(ids)))
             for ranking in lists:
                 r = ranking[name]
-                cols = np.searchsorted(ids, r.ids)
-                rows = np.repeat(np.arange(len(queries)), r.ids.shape[1])
-                np.add.at(fused, (rows, cols.reshape(-1)),
-                          np.tile(1.0 / (self.k_rrf + np.arange(1, r.ids.shape[1] + 1)), len(queries)))
+                n_q, width = r.ids.shape
+                place = np.tile(np.arange(width), n_q)
+                live = place < np.repeat(np.full(n_q, width) if r.lengths is None else r.lengths, width)
+                rows = np.repeat(np.arange(n_q), width)[live]
+                np.add.at(fused, (rows, np.searchsorted(ids, r.ids.reshape(-1)[live])),
+                          1.0 / (self.k_rrf + 1 + place[live]))
             out[name] = topk(fused, ids, k, decimals=12)
         return out
 
@@ -79,7 +81,7 @@ class Hybrid(Retriever):
                 ids = qp.pool(i)
                 fused = np.zeros((1, len(ids)))
                 for ranking in lists:
-                    row = ranking[name].ids[i]
+                    row = ranking[name].row(i)[0]
                     np.add.at(fused[0], np.searchsorted(ids, row), 1.0 / (self.k_rrf + np.arange(1, len(row) + 1)))
                 parts.append(topk(fused, ids, k, decimals=12))
             out[name] = stacked(parts)

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from emb_s_core.errors import EmbSError
-from emb_s_core.retrievers.base import Ranking, Retriever, documents
+from emb_s_core.retrievers.base import Ranking, Retriever, documents, stacked
 from emb_s_core.store import Workspace
 
 DEPTH = 100
@@ -91,20 +91,19 @@ class Rerank(Retriever):
         base = self.base.rank(queries, pools, max(k, self.depth))
         pair_scores: list[dict[int, float]] = []
         for i, q in enumerate(queries):
-            cand = np.unique(np.concatenate([r.ids[i, : self.depth] for r in base.values()]))
+            cand = np.unique(np.concatenate([r.row(i)[0][: self.depth] for r in base.values()]))
             s = self._score(q, [self.texts[j] for j in self.positions(cand)])
             pair_scores.append(dict(zip(cand.tolist(), s.tolist())))
         out = {}
         for name, r in base.items():
-            n = min(k, r.ids.shape[1])
-            ids = np.empty((len(queries), n), np.int64)
-            scores = np.empty((len(queries), n))
-            for i in range(len(queries)):
-                head = r.ids[i, : self.depth]
+            parts = []
+            for i in range(len(queries)):  # rows may differ in length (a base's per-query pools): one list each
+                row = r.row(i)[0]
+                head = row[: self.depth]
                 s = np.array([pair_scores[i][d] for d in head.tolist()])
                 order = np.lexsort((head, -s))
-                ranked = np.concatenate([head[order], r.ids[i, self.depth:]])[:n]
-                ranked_scores = np.concatenate([s[order], np.full(max(0, r.ids.shape[1] - self.depth), -np.inf)])[:n]
-                ids[i], scores[i] = ranked, ranked_scores
-            out[name] = Ranking(ids, scores)
+                ranked = np.concatenate([head[order], row[self.depth:]])[:k]
+                ranked_scores = np.concatenate([s[order], np.full(max(0, len(row) - self.depth), -np.inf)])[:k]
+                parts.append(Ranking(ranked[None, :], ranked_scores[None, :]))
+            out[name] = stacked(parts)
         return out

@@ -8,6 +8,7 @@ import pytest
 from emb_s_core import retrievers
 from emb_s_core.retrievers.base import QueryPools
 from testkit.retrieval_bank import text_workspace
+from tests.unit.test_retrievers_fusion import cross_encoder  # noqa: F401 - the fixture, shared
 
 WORDS = ["apple", "pear", "plum", "fig", "kiwi", "lime", "date", "peach"]
 
@@ -45,3 +46,52 @@ def test_rank_each_equals_each_pool_alone(ws, spec):
     # the pool's own statistics matter: the same query on the shared membership scores differently
     shared = r.rank([queries[0]], {"rung": base}, k)["rung"]
     assert not np.allclose(shared.scores[0][:2], got.scores[0][:2])
+
+
+@pytest.fixture(scope="module")
+def ce_spec(cross_encoder):
+    return f"rerank:{cross_encoder}:bm25"
+
+
+@pytest.mark.parametrize("spec", ["bm25", "dense:minilm-static", "hybrid:bm25+dense:minilm-static", "rerank"])
+def test_pools_smaller_than_the_depth_asked(ws, spec, request):
+    """Per-query pools of different sizes, all smaller than K (and than a fusion's or reranker's depth of 100): each
+    query's list is its whole pool, rows of different lengths stacked once by ``base.stacked``, and equal to that
+    pool searched alone (issue 31: a hybrid on small twin pools crashed here, 54 vs 49 documents)."""
+    if spec == "rerank":
+        spec = request.getfixturevalue("ce_spec")
+    queries = ["quince apple", "plum fig fig", "quince"]
+    base = np.arange(0, 24, dtype=np.int64)
+    removed = [np.array([7], np.int64), np.array([0, 1, 2, 3, 4], np.int64), np.array([], np.int64)]
+    added = [np.array([], np.int64), np.array([39], np.int64), np.array([30, 31, 35], np.int64)]
+    qp = QueryPools(base, removed, added)
+    r = retrievers.get(spec)
+    r.check()
+    r.prepare(ws, None)
+    got = r.rank_each(queries, {"rung": qp}, 100)["rung"]
+    sizes = [len(qp.pool(i)) for i in range(len(queries))]
+    assert len(set(sizes)) == 3 and max(sizes) < 100
+    assert got.lengths is not None and got.lengths.tolist() == sizes
+    for i, q in enumerate(queries):
+        pool = qp.pool(i)
+        ids, scores = got.row(i)
+        assert sorted(ids.tolist()) == pool.tolist()  # the whole pool, each document once, no padding
+        alone = retrievers.get(spec)
+        alone.prepare(ws, pool)
+        want_ids, want_scores = alone.rank([q], {"p": pool}, 100)["p"].row(0)
+        np.testing.assert_array_equal(ids, want_ids, err_msg=q)
+        np.testing.assert_allclose(scores, want_scores, rtol=1e-5, atol=1e-6)
+
+
+def test_stacked_pads_rows_and_keeps_their_lengths():
+    from emb_s_core.retrievers.base import PAD_ID, Ranking, stacked
+
+    a = Ranking(np.array([[-5, 3, 9]]), np.array([[3.0, 2.0, 1.0]]))  # a negative doc id is an id, not padding
+    b = Ranking(np.array([[4, -1]]), np.array([[2.0, 0.5]]))
+    c = stacked([a, b, stacked([b, Ranking(np.array([[8]]), np.array([[1.0]]))])])
+    assert c.ids.shape == (4, 3) and c.lengths.tolist() == [3, 2, 2, 1]
+    assert c.row(0)[0].tolist() == [-5, 3, 9] and c.row(1)[0].tolist() == [4, -1] and c.row(3)[0].tolist() == [8]
+    assert c.ids[3, 1] == PAD_ID and np.isnan(c.scores[3, 1])
+    assert [len(ids) for ids, _ in c.rows()] == [3, 2, 2, 1]
+    same = stacked([a, a])
+    assert same.lengths is None and same.ids.shape == (2, 3)  # equal lengths: a plain matrix, as before
