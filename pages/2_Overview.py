@@ -50,17 +50,21 @@ if twin and not twins:
                "`emb-s eval -r SPEC --ladder both`.")
 
 n_q = int(pq["qid"].nunique())
-cap = style.caption(widgets.bank_name(path), cols, metrics.metric(metric).k, n_q,
-                    extra="filtered" if (domains or tasks or sources != "all" or tags) else None)
+states_all = data.run_states(path, v)
+marks = [m for m in ("filtered" if (domains or tasks or sources != "all" or tags) else None,
+                     run_state.caption_mark(states_all, chosen)) if m]
+cap = style.caption(widgets.bank_name(path), cols, metrics.metric(metric).k, n_q, extra=" · ".join(marks) or None)
 n_missing, missing = views.unscored(states)
 fig = heatmap.heatmap(agg, states, metric, rows, cols, x=x, caption=cap)
 event = st.plotly_chart(fig, theme=None, key="heat", on_select="rerun", selection_mode="points", width="stretch")
 widgets.figure_downloads(fig, f"heatmap_{metric}", "heat")
-unfinished = run_state.not_complete(data.run_states(path, v))
+unfinished = run_state.not_complete(states_all)
 unfinished = unfinished[unfinished["run"].isin(chosen)]
 if len(unfinished):
     st.warning("Not complete, so some of their cells are empty: "
                + "; ".join(f"{md(r.run)} ({md(r.label)})" for r in unfinished.itertuples()))
+if view_data.get("common_note"):
+    st.caption(md(view_data["common_note"]))
 if missing:
     st.caption(f"{n_missing} cell(s) have no score: " + ", ".join(md(m) for m in missing)
                + " — shown in grey, never as zero.")
@@ -138,6 +142,8 @@ if paper:
         pt = data.paper_table(path, v, tuple(scales), tuple(chosen), kind)
     st.caption("Values in %; n per cell in the table below it (R@1: single-source queries, FR@10: multi-source). "
                "Unfiltered: the sidebar filters do not apply to the paper table.")
+    for line in pt.notes():
+        st.caption(md(line))
     cells = paper_table.flat(pt)
     n_cols = [c for c in cells.columns if c.endswith(" n")]
     st.dataframe(cells.drop(columns=n_cols), hide_index=True, width="stretch")

@@ -39,6 +39,7 @@ if by == "failures":
         rung = state.selectbox("Rung or scale", rungs + scales, "rung",
                                default=rungs[-1] if rungs else None)
     x = "rung" if rung in rungs else "scale"
+    widgets.incomplete_warning(path, v, [run])
     fails = drilldown.failures(pq, run, rung, metric, x=x) if not pq.empty else pq
     if fails.empty:
         st.success(f"No failures of {md(metric)} for {md(run)} at {md(rung)} with the current filters: "

@@ -42,11 +42,16 @@ with tab_runs:
             st.warning(f"{md(run_a)} and {md(run_b)} share no rung with rankings under the current filters.")
         else:
             if only:
-                st.caption("Rungs only one run has (left out): " + ", ".join(only))
+                st.caption("Rungs only one run has (left out): " + ", ".join(md(r) for r in only))
+            widgets.incomplete_warning(path, v, [run_a, run_b])
+            note = report.compare_note(pq, run_a, run_b, common)
+            if note:
+                st.caption(md(note))
             tests = data.paired(path, v, run_a, run_b, metric, tuple(common), domains, tasks, sources, tags)
             m = metrics.metric(metric)
             cap = style.caption(widgets.bank_name(path), common, m.k,
-                                int(tests["n"].max()) if len(tests) else 0)
+                                int(tests["n"].max()) if len(tests) else 0,
+                                extra=run_state.caption_mark(data.run_states(path, v), [run_a, run_b]))
             fig = compare.deltas(tests, run_a, run_b, metric, caption=cap)
             st.plotly_chart(fig, theme=None, key="deltas", width="stretch")
             widgets.figure_downloads(fig, f"delta_{run_a}_vs_{run_b}_{metric}", "deltas")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from emb_s_core import metrics
-from emb_s_core.analysis import leaderboard
+from emb_s_core.analysis import leaderboard, run_state
 from emb_s_core.figures import leaderboard as board_figure
 from emb_s_core.figures import style
 from ui import data, state, widgets
@@ -60,7 +60,9 @@ st.subheader("As a figure")
 order = table["run"].tolist()
 cap = style.caption(widgets.bank_name(path), board.columns, metrics.metric(metric).k,
                     int(data.filtered(path, v, domains, tasks, sources, tags)["qid"].nunique()),
-                    extra=f"{metrics.CORRECTION_LABELS[correction]}, α = {board.alpha:g}")
+                    extra=" · ".join([f"{metrics.CORRECTION_LABELS[correction]}, α = {board.alpha:g}",
+                                      *([run_state.caption_mark(data.run_states(path, v), order)] if board.incomplete
+                                        else [])]))
 fig = board_figure.leaderboard(board.cells, order, board.columns, metric, board.baseline, x=x, caption=cap)
 st.plotly_chart(fig, theme=None, key="board", width="stretch")
 widgets.figure_downloads(fig, f"leaderboard_{metric}_{correction}", "board")

@@ -217,8 +217,11 @@ def columns_in_order(lad: ladder.Ladder | None, pq: pd.DataFrame, x: str) -> lis
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
 def run_states(path: str, v: int) -> pd.DataFrame:
-    """``analysis.run_state.states`` of every run: complete / partial (with counts) / empty."""
-    return run_state.states(results(path, v), get_ladder(path, v), run_table(path, v)["run"].tolist())
+    """``analysis.run_state.states`` of every run: complete / INCOMPLETE (with counts) / empty, against the rungs
+    each run was asked for."""
+    listed = run_table(path, v)
+    return run_state.states(results(path, v), get_ladder(path, v), listed["run"].tolist(),
+                            run_state.configs_of(listed))
 
 
 @st.cache_resource(max_entries=64, show_spinner="Aggregating with bootstrap intervals…")
@@ -273,7 +276,7 @@ def leaderboard(path: str, v: int, metric: str, baseline: str, correction: str, 
     pq = filtered(path, v, domains, tasks, sources, tags)
     lad = get_ladder(path, v)
     return board.compute(pq, views.columns(lad, pq, x), metric, baseline, x=x,
-                         runs=list(run_names), correction=correction, lad=lad)
+                         runs=list(run_names), correction=correction, lad=lad, completeness=run_states(path, v))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

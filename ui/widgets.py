@@ -174,6 +174,14 @@ def analysis_view(title: str) -> View:
     return View(path, v, metric, domains, tasks, sources, lad, run_names, tags)
 
 
+def incomplete_warning(path: str, v: int, run_names) -> None:
+    """A warning per run of ``run_names`` with missing results (``analysis.run_state``), wherever a page shows it."""
+    from emb_s_core.analysis import run_state
+
+    for line in run_state.notes(data.run_states(path, v), list(run_names)):
+        st.warning(md(line))
+
+
 def command(head: str, workspace: str | Path, tail: str = "") -> None:
     """The command that fixes what a message says, naming the real workspace folder (shell-quoted), never a
     placeholder; shown as a code block, which renders its text literally."""

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from emb_s_core import ladder, metrics
+from emb_s_core.analysis import common
 from emb_s_core.analysis.views import scale_of
 from emb_s_core.errors import EmbSError
 
@@ -50,8 +51,10 @@ def gap(pq: pd.DataFrame, runs: Sequence[str] | None = None, metric_names: Seque
         n_resamples: int = 10000, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
     """The illusion gap per (run, rung, metric): benign, adversarial, gap (= benign − adversarial), n, the paired
     bootstrap interval and the randomization p-value. Runs without twin results are left out; none at all is an
-    error naming what to do. Metrics no query defines (:func:`undefined_metrics`) are left out, not rows of NaN."""
+    error naming what to do. Metrics no query defines (:func:`undefined_metrics`) are left out, not rows of NaN.
+    The runs' gaps are side by side, so each rung compares the queries every run has there (:func:`gap_note`)."""
     chosen = list(runs) if runs is not None else list(dict.fromkeys(pq["run"]))
+    pq = common.restrict(pq, "rung", chosen)[0]
     left_out = undefined_metrics(pq, metric_names)
     metric_names = [n for n in metric_names if n not in left_out]
     if not metric_names:
@@ -75,6 +78,12 @@ def gap(pq: pd.DataFrame, runs: Sequence[str] | None = None, metric_names: Seque
                         fix="build the twin (`emb-s ladder build --control benign`) and evaluate on both "
                             "(`emb-s eval -r SPEC --ladder both`).")
     return pd.DataFrame(rows, columns=GAP_COLUMNS)
+
+
+def gap_note(pq: pd.DataFrame, runs: Sequence[str] | None = None) -> str | None:
+    """Which queries :func:`gap` left out so that every run's gap is over the same queries (None: none)."""
+    chosen = list(runs) if runs is not None else list(dict.fromkeys(pq["run"]))
+    return common.note(common.restrict(pq, "rung", chosen)[1], "rung")
 
 
 def undefined_metrics(pq: pd.DataFrame, metric_names: Sequence[str]) -> dict[str, str]:
@@ -116,6 +125,7 @@ def effective_scale(pq: pd.DataFrame, scales: Sequence[str], runs: Sequence[str]
     built = built.assign(scale=built["rung"].map(scale_of))
     built = built[built["scale"].isin(scales)]
     chosen = list(runs) if runs is not None else list(dict.fromkeys(built["run"]))
+    built = common.restrict(built, "scale", chosen)[0]  # runs side by side: the queries they all have per scale
     names = list(scales)
 
     def label(i: int) -> str:
@@ -218,11 +228,12 @@ def overview(pq: pd.DataFrame, lad: ladder.Ladder | None, metric: str, x: str, r
         except EmbSError:  # fewer than two scales: no effective scale to show
             pass
     table = views.overview_table(agg, states, metric, x, names)
+    note = views.common_note(rows, names, x)
     if len(eff):
         table = table.merge(eff[["run", "effective"]].rename(columns={"effective": "effective scale (SR@10)"}),
                             on="run", how="left")
     return {"agg": agg, "states": states, "columns": cols, "rows": names, "twins": twins, "effective": eff,
-            "table": table}
+            "table": table, "common_note": note}
 
 
 def gap_or_empty(pq: pd.DataFrame, runs: Sequence[str], metric: str) -> pd.DataFrame:
@@ -274,10 +285,10 @@ def stale_note(stale: dict[str, list[str]]) -> str | None:
 def report(ws, runs: Sequence[str] | None = None, fraction: float = EFFECTIVE_FRACTION, by_domain: bool = False,
            n_resamples: int = 10000, n_boot: int = 1000, seed: int = 0
            ) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
-    """What ``emb-s report --illusion`` prints: (the illusion gap table, the effective-scale table, notes on the
-    metrics the gap table leaves out) of ``ws``;
-    stale twin results (:func:`stale_note`) are left out."""
-    from emb_s_core.analysis import views
+    """What ``emb-s report --illusion`` prints: (the illusion gap table, the effective-scale table, notes: the
+    metrics the gap table leaves out, the queries left out so runs compare the same ones, the INCOMPLETE runs) of
+    ``ws``; stale twin results (:func:`stale_note`) are left out."""
+    from emb_s_core.analysis import run_state, views
     from emb_s_core.evaluate import stale_twin_runs
 
     pq = without_stale_twins(views.per_query(ws, runs), stale_twin_runs(ws))
@@ -287,4 +298,7 @@ def report(ws, runs: Sequence[str] | None = None, fraction: float = EFFECTIVE_FR
     gaps = gap(pq, runs=runs, n_resamples=n_resamples, n_boot=n_boot, seed=seed)
     eff = effective_for_ladder(pq, ladder.load(ws, allow_stale=True), runs=runs, fraction=fraction,
                                by_domain=by_domain, n_boot=n_boot)
-    return gaps, eff, list(undefined_metrics(pq, GAP_METRICS).values())
+    chosen = list(runs) if runs is not None else list(dict.fromkeys(pq["run"]))
+    notes = [*undefined_metrics(pq, GAP_METRICS).values(), gap_note(pq, chosen),
+             *run_state.notes(run_state.for_workspace(ws), chosen)]
+    return gaps, eff, [n for n in notes if n]

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from emb_s_core import metrics
+from emb_s_core.analysis import common, run_state
 from emb_s_core.errors import EmbSError
 
 BETTER, WORSE, SAME, BASELINE, UNTESTED = "better", "worse", "no difference", "baseline", "not tested"
@@ -22,6 +23,7 @@ MARKS = {BETTER: "▲", WORSE: "▼", SAME: "=", BASELINE: "", UNTESTED: "?"}
 SUMMARY = "vs baseline"
 NO_SCORE = "–"  # no query scored: not run there, or does not fit (never a zero)
 EFFECTIVE_SCALE = "effective scale"  # the table column, when the board was computed with its ladder
+RESULTS = "results"  # the table column saying which runs are INCOMPLETE, when one shown is
 CELL_COLUMNS = ["run", "metric", "value", "n", "ci_low", "ci_high", "delta", "delta_ci_low", "delta_ci_high",
                 "n_paired", "p_value", "p_adjusted", "verdict"]
 
@@ -42,6 +44,8 @@ class Leaderboard:
     n_tests: int
     effective: pd.Series | None = None  # run -> effective scale on the built ladder ("1M [512K, ≥ full]")
     p_note: str = ""  # how the p-values were had (exact, or Monte Carlo with its error bound)
+    incomplete: dict[str, str] | None = None  # run -> its INCOMPLETE label (analysis.run_state), runs shown only
+    common_note: str | None = None  # which queries were left out so every column compares the same queries
 
     def table(self, detail: bool = False, sort_by: str | None = None, descending: bool = True) -> pd.DataFrame:
         """One row per run: the ``vs baseline`` summary, then per column the value with its mark (▲ ▼ = ?), and with
@@ -66,6 +70,8 @@ class Leaderboard:
                                             else f"{cell['ci_low']:.3f}–{cell['ci_high']:.3f}")
             if self.effective is not None:
                 row[EFFECTIVE_SCALE] = self.effective.get(run, NO_SCORE)
+            if self.incomplete:
+                row[RESULTS] = self.incomplete.get(run, "complete")
             rows.append(row)
         out = pd.DataFrame(rows)
         if sort_by is None or out.empty:
@@ -93,20 +99,26 @@ class Leaderboard:
     def legend(self) -> str:
         """The sentence printed under the table: what the marks mean and which correction was applied."""
         direction = "" if metrics.metric(self.metric).higher_is_better else " (lower is better)"
-        return (f"Cells: mean {self.metric}{direction} over the queries each run scored. ▲ better / ▼ worse than "
+        notes = [self.common_note or "", *(run_state.note_line(r, lab) for r, lab in (self.incomplete or {}).items())]
+        return (f"Cells: mean {self.metric}{direction} over the queries every run shown has in that column. ▲ "
+                "better / ▼ worse than "
                 f"the baseline {self.baseline} by a two-sided paired sign-flip randomization test over the queries both "
                 f"scored, p corrected with {metrics.CORRECTION_LABELS[self.correction]} across all {self.n_tests} "
                 f"comparisons shown, α = {self.alpha:g}; = no difference; ? not tested (no paired queries); "
-                f"{NO_SCORE} no score (not run there, or does not fit). {self.p_note}").strip()
+                f"{NO_SCORE} no score (not run there, or does not fit). {self.p_note} "
+                + " ".join(n if n.endswith(".") else n + "." for n in notes if n)).strip()
 
 
 def compute(pq: pd.DataFrame, columns: Sequence[str], metric: str, baseline: str, *, x: str = "rung",
             runs: Sequence[str] | None = None, correction: str = "holm", alpha: float = 0.05, n_boot: int = 1000,
-            n_resamples: int = 10000, seed: int = 0, lad=None) -> Leaderboard:
+            n_resamples: int = 10000, seed: int = 0, lad=None, completeness: pd.DataFrame | None = None
+            ) -> Leaderboard:
     """The board of ``metric`` over the per-query rows ``pq`` (already filtered), one column per entry of
     ``columns`` (values of ``pq[x]``, in ladder order), for ``runs`` (default: every run in ``pq``) against
     ``baseline``. Every non-baseline cell with paired queries is one test; all of them are corrected together.
-    With the ladder ``lad``, each run's effective scale on its built rungs (SR@10, whatever ``metric``) is a column."""
+    With the ladder ``lad``, each run's effective scale on its built rungs (SR@10, whatever ``metric``) is a column.
+    Each column compares the queries every run shown has there (``analysis.common``; the legend names what was left
+    out); ``completeness`` (``analysis.run_state``'s table) marks the runs with missing results."""
     if x not in pq.columns:
         raise EmbSError(f"the per-query rows have no column {x!r}", fix="use x=rung or x=scale.")
     if not 0 < alpha < 1:
@@ -126,7 +138,7 @@ def compute(pq: pd.DataFrame, columns: Sequence[str], metric: str, baseline: str
     if baseline not in chosen:
         chosen = [baseline, *chosen]
     columns = list(columns)
-    shown = pq[pq["run"].isin(chosen) & pq[x].isin(columns)]
+    shown, left = common.restrict(pq[pq["run"].isin(chosen) & pq[x].isin(columns)], x)
     grid = pd.MultiIndex.from_product([chosen, columns], names=["run", x]).to_frame(index=False)
     if shown.empty:
         agg = pd.DataFrame(columns=["run", x, "value", "n", "ci_low", "ci_high"])
@@ -154,7 +166,8 @@ def compute(pq: pd.DataFrame, columns: Sequence[str], metric: str, baseline: str
 
         effective = illusion.effective_labels(pq, lad, chosen)
     return Leaderboard(cells[["run", x, *CELL_COLUMNS[1:]]], columns, chosen, metric, x, baseline, correction,
-                       float(alpha), n_tests, effective, p_note)
+                       float(alpha), n_tests, effective, p_note, run_state.marks(completeness, chosen),
+                       common.note(left, x))
 
 
 def _tests(shown: pd.DataFrame, runs: list[str], columns: list[str], baseline: str, metric: str, x: str,
@@ -221,4 +234,5 @@ def for_workspace(ws, metric: str = "SR@10", baseline: str | None = None, *, x: 
         raise EmbSError(f"no run named {unknown[0]!r}", fix=f"use some of: {', '.join(known)}.")
     baseline = baseline or (list(runs)[0] if runs else list(dict.fromkeys(pq["run"]))[0])
     return compute(pq, views.columns(lad, pq, x), metric, baseline, x=x, runs=runs, correction=correction,
-                   alpha=alpha, n_boot=n_boot, n_resamples=n_resamples, seed=seed, lad=lad)
+                   alpha=alpha, n_boot=n_boot, n_resamples=n_resamples, seed=seed, lad=lad,
+                   completeness=run_state.for_workspace(ws))

@@ -19,7 +19,7 @@ import pandas as pd
 
 from emb_s_core import ladder, metrics, tokens
 from emb_s_core import runs as runs_mod
-from emb_s_core.analysis import views
+from emb_s_core.analysis import common, run_state, views
 from emb_s_core.analysis.views import scale_of
 from emb_s_core.errors import EmbSError
 from emb_s_core.store import Workspace
@@ -39,6 +39,16 @@ class PaperTable:
     scales: list[str]
     effective: pd.Series | None = None  # run -> "1M [512K, ≥ full]" on the built ladder, else None
     sizes: dict[str, str] | None = None  # scale -> what its rung really holds ("shared" -> "63.0K"), when known
+    incomplete: dict[str, str] | None = None  # run -> its INCOMPLETE label (analysis.run_state), listed runs only
+    common_note: str | None = None  # the queries left out so every scale compares the same queries
+
+    def notes(self) -> list[str]:
+        """The lines printed under the table in every format: which queries each scale compares, which runs are
+        INCOMPLETE."""
+        from emb_s_core.analysis import run_state
+
+        return [*([self.common_note] if self.common_note else []),
+                *(run_state.note_line(r, lab) for r, lab in (self.incomplete or {}).items())]
 
 
 def column_of(rung: str) -> str:
@@ -128,9 +138,10 @@ def build(ws: Workspace, scales: Sequence[str] | None = None, runs: Sequence[str
         raise EmbSError(f"no results on the {kind} ladder at any of the scales {', '.join(scales)}",
                         fix=f"choose --scales from: {', '.join(sorted(present)) or '(no results on it)'}, or another "
                             "--ladder.")
-    pq = pq[pq["column"].isin(scales)]
+    pq, left = common.restrict(pq[pq["column"].isin(scales)], "column")
     agg = metrics.aggregate(pq, by=("run", "column"), metrics=list(METRICS), n_boot=0)
-    rows = _row_order(listed[listed["run"].isin(chosen)])
+    incomplete = run_state.marks(run_state.for_workspace(ws), chosen)
+    rows = _row_order(listed[listed["run"].isin(chosen)], incomplete)
     cols = pd.MultiIndex.from_product([scales, METRICS], names=["scale", "metric"])
     values = agg.pivot_table(index="run", columns=["column", "metric"], values="value", dropna=False)
     counts = agg.pivot_table(index="run", columns=["column", "metric"], values="n", dropna=False)
@@ -138,10 +149,12 @@ def build(ws: Workspace, scales: Sequence[str] | None = None, runs: Sequence[str
     counts = counts.reindex(index=rows["run"], columns=cols).fillna(0).astype(np.int64)
     if effective is not None:
         effective = effective.reindex(rows["run"]).fillna("–")
-    return PaperTable(values, counts, rows, scales, effective, real_sizes(ws, kind))
+    return PaperTable(values, counts, rows, scales, effective, real_sizes(ws, kind), incomplete,
+                      common.note(left, "scale"))
 
 
 EFFECTIVE_COLUMN = "effective scale"
+RESULTS_COLUMN = "results"  # the CSV column saying which runs are INCOMPLETE, when one listed is
 
 
 def _effective(ws: Workspace, pq: pd.DataFrame, chosen: Sequence[str]) -> pd.Series | None:
@@ -153,8 +166,9 @@ def _effective(ws: Workspace, pq: pd.DataFrame, chosen: Sequence[str]) -> pd.Ser
     return illusion.effective_labels(pq, ladder.load(ws, allow_stale=True), chosen)
 
 
-def _row_order(listed: pd.DataFrame) -> pd.DataFrame:
-    """Runs as stored, each rerank run moved right under the run of its base spec (when that run is listed)."""
+def _row_order(listed: pd.DataFrame, incomplete: dict[str, str] | None = None) -> pd.DataFrame:
+    """Runs as stored, each rerank run moved right under the run of its base spec (when that run is listed); the
+    label of a run with missing results carries the INCOMPLETE mark."""
     systems = dict(zip(listed["run"], listed["system"].fillna("")))
     base_of = {}
     for run, system in systems.items():
@@ -168,7 +182,9 @@ def _row_order(listed: pd.DataFrame) -> pd.DataFrame:
         order.append(run)
         order += [r for r, b in base_of.items() if b == run]
     order += [r for r in systems if r not in order]
-    return pd.DataFrame({"run": order, "label": [f"  + {r}" if base_of.get(r) else r for r in order],
+    mark = {r: f" [{run_state.INCOMPLETE}]" for r in (incomplete or {})}
+    labels = [(f"  + {r}" if base_of.get(r) else r) + mark.get(r, "") for r in order]
+    return pd.DataFrame({"run": order, "label": labels,
                          "base": [base_of.get(r) or "" for r in order]})
 
 
@@ -181,6 +197,8 @@ def flat(table: PaperTable) -> pd.DataFrame:
         out[f"{scale} {metric} n"] = table.n[(scale, metric)].to_numpy()
     if table.effective is not None:
         out[EFFECTIVE_COLUMN] = table.effective.to_numpy()
+    if table.incomplete:
+        out[RESULTS_COLUMN] = [table.incomplete.get(r, "complete") for r in out["run"]]
     return out
 
 
@@ -219,6 +237,7 @@ def to_markdown(table: PaperTable) -> str:
     if eff:
         notes.append(f"- {EFFECTIVE_COLUMN}: the largest scale whose SR@10 stays ≥ 0.85 × its base value, with its "
                      "bootstrap 95% interval")
+    notes += [f"- {esc(line)}" for line in table.notes()]
     return "\n".join(lines + notes) + "\n"
 
 
@@ -239,7 +258,7 @@ def to_latex(table: PaperTable) -> str:
         lines.append(" & ".join([name, *[_cell(v) or "--" for v in row], *([tex(eff[i])] if eff else [])])
                      + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}",
-              r"\par\footnotesize Values in \%. " + tex(" / ".join(_n_note(table))), ""]
+              r"\par\footnotesize Values in \%. " + tex(" / ".join(_n_note(table) + table.notes())), ""]
     return "\n".join(lines)
 
 

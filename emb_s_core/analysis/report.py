@@ -92,6 +92,25 @@ def compare(ws: Workspace, run_a: str, run_b: str, metric: str = "SR@10", rungs:
     return _in_ladder_order(ws, pd.DataFrame(tests), ["rung"])
 
 
+def compare_note(per_query_df: pd.DataFrame, run_a: str, run_b: str, rungs: Sequence[str] | None = None
+                 ) -> str | None:
+    """The line under a comparison of two runs naming the queries one has and the other lacks on the rungs compared
+    (the paired test uses those both have); None when they have the same."""
+    from emb_s_core.analysis import common
+
+    pq = per_query_df[per_query_df["run"].isin([run_a, run_b])]
+    if rungs is not None:
+        pq = pq[pq["rung"].isin(list(rungs))]
+    return common.note(common.restrict(pq, "rung")[1], "rung")
+
+
+def incomplete_notes(ws: Workspace, runs: Sequence[str] | None = None) -> list[str]:
+    """One line per run (of ``runs``, default all) with missing results (``analysis.run_state``)."""
+    from emb_s_core.analysis import run_state
+
+    return run_state.notes(run_state.for_workspace(ws), runs)
+
+
 def left_out_metrics(kept: pd.DataFrame, every: pd.DataFrame) -> list[str]:
     """One note per metric of ``every`` (rows with ``keep_undefined``) that ``kept`` lost entirely: no query of any
     cell defines it, e.g. R@1 on a bank without single-source queries."""

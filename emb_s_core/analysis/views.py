@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from emb_s_core import bank, ladder, metrics, runs
+from emb_s_core.analysis import common, run_state
 from emb_s_core.errors import EmbSError
 from emb_s_core.schema import CELL_DOES_NOT_FIT, CELL_ERROR, CELL_NOT_RUN, CELL_OK, DOES_NOT_FIT, OK
 from emb_s_core.store import Workspace
@@ -67,14 +68,22 @@ def columns(lad: ladder.Ladder | None, pq: pd.DataFrame, x: str) -> list[str]:
 
 def overview(pq: pd.DataFrame, lad: ladder.Ladder | None, metric: str, x: str, run_names: list[str]
              ) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
-    """(aggregate, cell states, columns) for the heatmap and curves of ``metric`` over ``run_names``."""
+    """(aggregate, cell states, columns) for the heatmap and curves of ``metric`` over ``run_names``: runs side by
+    side, so each column aggregates the queries every shown run has there (:func:`common_note` says which were
+    left out); the cell states come from every row."""
     cols = columns(lad, pq, x)
     pq = pq[pq["run"].isin(run_names)] if len(pq) else pq  # only the shown runs are aggregated
-    if pq.empty:
+    same = common.restrict(pq, x)[0] if len(pq) else pq
+    if same.empty:
         agg = pd.DataFrame(columns=["run", x, "metric", "value", "n", "ci_low", "ci_high"])
     else:
-        agg = metrics.aggregate(pq, by=("run", x), metrics=[metric])
+        agg = metrics.aggregate(same, by=("run", x), metrics=[metric])
     return agg, cell_states(pq, run_names, cols, x=x), cols
+
+
+def common_note(pq: pd.DataFrame, run_names: Sequence[str], x: str) -> str | None:
+    """The queries :func:`overview` left out so the shown runs compare the same ones (None: none)."""
+    return common.note(common.restrict(pq, x, run_names)[1], x) if len(pq) else None
 
 
 def overview_table(agg: pd.DataFrame, states: pd.DataFrame, metric: str, x: str, run_names: list[str]
@@ -147,7 +156,9 @@ def figure(ws: Workspace, kind: str, metric: str = "SR@10", *, run_names: list[s
     if pq.empty:
         raise EmbSError("no query matches the filters", fix="widen --domain / --task / --sources.")
     agg, states, cols = overview(pq, lad, metric, x, chosen)
-    cap = style.caption(name, cols, m.k, int(pq["qid"].nunique()),
-                        extra="filtered" if (domains or tasks or sources != "all") else None)
+    marks = [part for part in ("filtered" if (domains or tasks or sources != "all") else None,
+                               run_state.caption_mark(run_state.for_workspace(ws), chosen),
+                               common_note(pq, chosen, x)) if part]
+    cap = style.caption(name, cols, m.k, int(pq["qid"].nunique()), extra=" · ".join(marks) or None)
     build = heatmap.heatmap if kind == "heatmap" else curves.curves
     return build(agg, states, m.name, chosen, cols, x=x, caption=cap)

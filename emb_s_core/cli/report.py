@@ -120,6 +120,9 @@ def cmd_report(args: argparse.Namespace) -> int:
                        sys.stdout if args.format in (None, "table") and args.out is None else sys.stderr)
     for line in report.left_out_metrics(df, every) + report.bank_notes(ws, _split(args.runs)):
         print(f"note: {line}", file=sys.stderr)
+    shown = list(dict.fromkeys(every["run"])) if "run" in every else []
+    for line in report.incomplete_notes(ws, shown):  # beside the table when it is printed, else on stderr
+        print(f"note: {line}", file=sys.stdout if args.format in (None, "table") and args.out is None else sys.stderr)
     return 0
 
 
@@ -161,7 +164,7 @@ def _illusion(ws, args: argparse.Namespace) -> int:
     print("illusion gap = benign twin − adversarial ladder, same queries (paired bootstrap 95% interval, p)")
     _emit(gaps.drop(columns=["test"]), args.format, None)
     for note in notes:
-        print(f"note: {note}.")
+        print(f"note: {note.rstrip('.')}.")
     print()
     print(f"effective scale: largest scale whose SR@10 stays >= {args.fraction} x its base value "
           "(domain rungs pooled; '≥ full' = never falls below)")
@@ -182,4 +185,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(f"\ndelta = {args.run_a} − {args.run_b} over the queries both scored (n = 0: none, e.g. does not fit)")
         for test in dict.fromkeys(df["test"]):
             print(f"test: {test}")
+    from emb_s_core.analysis import run_state
+
+    note = report.compare_note(report.views.per_query(ws, [args.run_a, args.run_b]), args.run_a, args.run_b,
+                               df["rung"].tolist())
+    for line in [*([note] if note else []), *run_state.notes(run_state.for_workspace(ws), [args.run_a, args.run_b])]:
+        print(f"note: {line}", file=sys.stdout if args.format == "table" else sys.stderr)
     return 0

@@ -45,22 +45,24 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     from emb_s_core import runs
+    from emb_s_core.analysis import run_state
     from emb_s_core.store import Workspace
 
     ws = Workspace(args.workspace)
     listed = runs.list_runs(ws)
-    results = runs.load_results(ws)
-    counts = results.groupby("run").size().to_dict() if len(results) else {}
+    state = run_state.for_workspace(ws).set_index("run")
     measured = runs.measurements(ws)
-    rows = [{"run": r.run, "kind": r.kind, "system": r.system, "results": int(counts.get(r.run, 0)),
+    rows = [{"run": r.run, "kind": r.kind, "system": r.system, "results": int(state.at[r.run, "cells"]),
+             "expected": int(state.at[r.run, "expected"]), "state": state.at[r.run, "label"],
              "created_at": r.created_at, "approximate": runs.approximate_summary(measured.get(r.run, {}))}
             for r in listed.itertuples()]
     if args.json:
         for row in rows:
+            row["missing"] = int(state.at[row["run"], "missing"])
             row["measurements"] = measured.get(row["run"], {})
         print_json(rows)
     else:
-        print_table(rows, ["run", "kind", "system", "results", "created_at", "approximate"])
+        print_table(rows, ["run", "kind", "system", "results", "expected", "state", "created_at", "approximate"])
     return 0
 
 

@@ -85,3 +85,80 @@ def test_hybrid_on_small_uneven_twin_pools(ws, capsys):
     for r in small:  # each query's list equals its own pool searched alone by the fusion
         assert_exact_per_query(ws, res, ladder.Ladder([r], benign.kept, benign.options), HYBRID, ks[r.name],
                                per_rung=2)
+
+
+@pytest.fixture(scope="module")
+def partial_ws(built, tmp_path_factory):
+    """bm25 and the hybrid on both ladders, then the hybrid's results of the news queries deleted (what the issue's
+    crash left: one batch lost on both ladders)."""
+    root = tmp_path_factory.mktemp("partial_runs") / "ws"
+    shutil.copytree(built, root)
+    ws = Workspace(root)
+    evaluate.evaluate(ws, "bm25", ladder="both")
+    evaluate.evaluate(ws, HYBRID, ladder="both")
+    news = ladder.load(ws).rung("8K/news").qids[:6]  # kept queries: evaluated on every rung of their domain
+    with ws.transaction():
+        ws.delete_rows("results", f"run = '{HYBRID}' AND qid IN ({', '.join(repr(q) for q in news)})")
+    return root, news
+
+
+def expected_counts(ws):
+    lad = ladder.load_all(ws)
+    return sum(len(r.qids) for r in lad.rungs)
+
+
+def test_runs_list_marks_the_incomplete_run(partial_ws, capsys):
+    root, news = partial_ws
+    ws = Workspace(root)
+    total = expected_counts(ws)
+    lost = sum(len(set(r.qids) & set(news)) for r in ladder.load_all(ws).rungs)
+    assert main(["runs", "list", "--workspace", str(root)]) == 0
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if ln.startswith(HYBRID))
+    assert f"INCOMPLETE: {total - lost:,} of {total:,} (rung, query) results, {lost:,} missing" in line
+    assert "complete" in next(ln for ln in out.splitlines() if ln.startswith("bm25 "))
+    assert main(["runs", "list", "--workspace", str(root), "--json"]) == 0
+    rows = {r["run"]: r for r in json.loads(capsys.readouterr().out)}
+    assert (rows[HYBRID]["results"], rows[HYBRID]["expected"], rows[HYBRID]["missing"]) == (total - lost, total, lost)
+    assert rows["bm25"]["state"] == "complete" and rows["bm25"]["missing"] == 0
+
+
+def test_comparisons_use_the_queries_both_runs_have(partial_ws, capsys):
+    root, news = partial_ws
+    # the leaderboard: at the base scale the hybrid lacks the news queries, so bm25 is scored without them too
+    assert main(["leaderboard", "--workspace", str(root), "--baseline", "bm25", "--detail"]) == 0
+    out = capsys.readouterr().out
+    note = out[out.index("Compared over the queries every run has"):]
+    assert "8K" in note and f"{len(news)} missing from {HYBRID}" in note
+    assert f"run '{HYBRID}' is INCOMPLETE" in out
+    from emb_s_core.analysis import leaderboard
+
+    board = leaderboard.for_workspace(Workspace(root), baseline="bm25", n_resamples=200, n_boot=50)
+    cells = board.cells.set_index(["run", "x" if "x" in board.cells else "scale"])
+    n_bm25, n_hybrid = cells.loc[("bm25", "8K"), "n"], cells.loc[(HYBRID, "8K"), "n"]
+    assert n_bm25 == n_hybrid == cells.loc[(HYBRID, "8K"), "n_paired"]
+    assert board.table()[leaderboard.RESULTS].tolist()[:2] == ["complete", board.incomplete[HYBRID]]
+    # compare: the paired test and its note
+    assert main(["compare", "--workspace", str(root), "bm25", HYBRID, "--n-resamples", "200"]) == 0
+    out = capsys.readouterr().out
+    assert f"missing from {HYBRID}" in out and f"run '{HYBRID}' is INCOMPLETE" in out
+    # the paper table: the row is marked, the note says which queries were left out
+    assert main(["report", "--workspace", str(root), "--paper-table"]) == 0
+    out = capsys.readouterr().out
+    assert f"{HYBRID} [INCOMPLETE]" in out and f"missing from {HYBRID}" in out
+    # the illusion gap and effective scale
+    assert main(["report", "--workspace", str(root), "--illusion", "--n-boot", "50"]) == 0
+    out = capsys.readouterr().out
+    assert f"missing from {HYBRID}" in out and f"run '{HYBRID}' is INCOMPLETE" in out
+    # the score table
+    assert main(["report", "--workspace", str(root), "--metrics", "SR@10", "--n-boot", "0"]) == 0
+    assert f"run '{HYBRID}' is INCOMPLETE" in capsys.readouterr().out
+
+
+def test_figure_caption_marks_the_incomplete_run(partial_ws):
+    from emb_s_core.analysis import views
+
+    root, _ = partial_ws
+    fig = views.figure(Workspace(root), "heatmap", "SR@10")
+    text = json.dumps(fig.to_plotly_json(), default=str)
+    assert "INCOMPLETE" in text and f"missing from {HYBRID}" in text

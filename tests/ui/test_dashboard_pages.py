@@ -42,8 +42,8 @@ def test_home_shows_bank_summary(app_env):
     assert int(labels["Queries"]) == 30
     assert len(at.dataframe) >= 3
     run_table = next(d.value for d in at.dataframe if "state" in d.value.columns).set_index("run")["state"]
-    assert run_table["overlap"] == "complete" and run_table["partial"].startswith("partial: ")
-    assert any("partial (partial: " in c.value.replace("\\", "") for c in at.caption)  # data is shown escaped
+    assert run_table["overlap"] == "complete" and run_table["partial"].startswith("INCOMPLETE: ")
+    assert any("partial (INCOMPLETE: " in c.value.replace("\\", "") for c in at.caption)  # data is shown escaped
 
 
 def test_home_on_a_fresh_machine_builds_the_demo_in_the_background(monkeypatch, tmp_path):

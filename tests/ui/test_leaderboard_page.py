@@ -35,10 +35,12 @@ def test_default_view_and_url_state(app_env):
     assert "Holm" in legend(at) and "SR@1" in legend(at)
     heat = plotly_specs(at)[0]["data"][1]  # the figure: same cells, n and interval on hover
     assert heat["y"] == t["run"].tolist() and heat["x"] == [c for c in t.columns
-                                                            if c not in ("run", "vs baseline", "effective scale")]
-    assert t.columns[-1] == "effective scale"  # from the built ladder's scales, SR@10 (analysis.illusion)
+                                                            if c not in ("run", "vs baseline", "effective scale",
+                                                                         "results")]
+    assert t.columns[-2] == "effective scale"  # from the built ladder's scales, SR@10 (analysis.illusion)
+    assert t.columns[-1] == "results" and t.set_index("run").loc["partial", "results"].startswith("INCOMPLETE: ")
     row = t["run"].tolist().index("overlap-idf")
-    assert heat["text"][row] == [c if c != "–" else "no score" for c in t.iloc[row, 2:-1]]
+    assert heat["text"][row] == [c if c != "–" else "no score" for c in t.iloc[row, 2:-2]]
     hover = " | ".join(heat["customdata"][row][-1])  # the hover's data fields (the template holds the markup)
     assert "n = " in hover and "95% CI" in hover and "corrected p = " in hover
     saved = dict(at.query_params)

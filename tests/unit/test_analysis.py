@@ -291,7 +291,10 @@ def test_run_states_complete_partial_empty(ws, tmp_path):
     assert table.loc["llm", "state"] == schema.RUN_COMPLETE  # does-not-fit cells were attempted: they count
     part = table.loc["partial"]
     assert part["state"] == schema.RUN_PARTIAL and part["cells"] == len(lad.rungs[0].qids) and part["rungs"] == 1
-    assert part["label"] == f"partial: {len(lad.rungs[0].qids):,} of {expected:,} cells, 1 of {len(lad.rungs)} rungs"
+    n = len(lad.rungs[0].qids)
+    assert part["missing"] == expected - n
+    assert part["label"] == (f"INCOMPLETE: {n:,} of {expected:,} (rung, query) results, {expected - n:,} missing; "
+                             f"1 of {len(lad.rungs)} rungs have any")
     assert table.loc["never", "state"] == schema.RUN_EMPTY and table.loc["never", "cells"] == 0
     assert run_state.empty_runs(table.reset_index(), ["oracle", "never"]) == ["never"]
     assert set(run_state.not_complete(table.reset_index())["run"]) == {"partial", "never"}
@@ -303,6 +306,53 @@ def test_run_states_complete_partial_empty(ws, tmp_path):
     assert whole.to_dict() == {"oracle": "complete", "worst": "complete", "llm": "complete", "partial": "partial"}
     annotated = run_state.annotate(runs.list_runs(ws), run_state.for_workspace(ws))
     assert list(annotated.columns) == ["run", "kind", "system", "created_at", "state"]
+
+
+def test_run_states_expect_the_rungs_a_run_was_asked_for(ws):
+    """Expected cells follow the run's recorded rungs (``config["ladder"]``, an external file's one ``rung``); an error
+    row is a missing result, a does-not-fit row is a result."""
+    from emb_s_core.analysis import run_state
+
+    lad = ladder.load(ws)
+    stored = runs.load_results(ws)
+    first = lad.rungs[0]
+    asked = {"partial": {"ladder": {first.name: first.membership_hash}}, "oracle": {"rung": first.name},
+             "llm": {"ladder": {r.name: r.membership_hash for r in lad.rungs}}}
+    table = run_state.states(stored, lad, ["partial", "oracle", "llm"], asked).set_index("run")
+    assert table.loc["partial", "state"] == schema.RUN_COMPLETE  # asked for the first rung only, and has it
+    assert table.loc["oracle", "expected"] == len(first.qids) and table.loc["oracle", "state"] == schema.RUN_COMPLETE
+    errored = stored.copy()
+    hit = (errored["run"] == "llm") & (errored["rung"] == first.name) & (errored["qid"] == first.qids[0])
+    errored.loc[hit, "status"] = schema.ERROR
+    row = run_state.states(errored, lad, ["llm"], asked).iloc[0]
+    assert row["state"] == schema.RUN_PARTIAL and row["missing"] == 1
+    assert run_state.notes(run_state.states(errored, lad, ["llm"], asked)) == [
+        f"run 'llm' is {row['label']} — its scores cover only the results it has; rerunning the same command "
+        "resumes it"]
+    assert run_state.caption_mark(run_state.states(errored, lad, ["llm"], asked)) == (
+        f"INCOMPLETE: llm {row['cells']:,} of {row['expected']:,} results")
+
+
+def test_common_queries_per_column():
+    """Runs side by side keep, per column, the queries every run with rows there has; a run absent from a column does
+    not shrink the others; the note names what was left out."""
+    from emb_s_core.analysis import common
+
+    pq = pd.DataFrame({"run": ["a"] * 5 + ["b"] * 3 + ["c"],
+                       "scale": ["64K"] * 3 + ["1M"] * 2 + ["64K"] * 2 + ["1M"] + ["1M"],
+                       "qid": ["q1", "q2", "q3", "q1", "q2", "q1", "q2", "q1", "q1"]})
+    kept, left = common.restrict(pq, "scale")
+    assert sorted(map(tuple, kept[["run", "scale", "qid"]].to_numpy().tolist())) == [
+        ("a", "1M", "q1"), ("a", "64K", "q1"), ("a", "64K", "q2"), ("b", "1M", "q1"), ("b", "64K", "q1"),
+        ("b", "64K", "q2"), ("c", "1M", "q1")]
+    assert left.to_dict("records") == [{"column": "64K", "run": "b", "queries": 3, "common": 2, "missing": 1},
+                                       {"column": "1M", "run": "b", "queries": 2, "common": 1, "missing": 1},
+                                       {"column": "1M", "run": "c", "queries": 2, "common": 1, "missing": 1}]
+    assert common.note(left, "scale") == (
+        "Compared over the queries every run has in each scale; where a run lacks some, only the common ones count: "
+        "64K: 2 of 3 queries (1 missing from b); 1M: 1 of 2 queries (1 missing from b, 1 missing from c)")
+    kept, left = common.restrict(pq, "scale", ["a"])  # one run: nothing to compare, nothing left out
+    assert len(kept) == 5 and left.empty and common.note(left) is None
 
 
 def test_bank_summary_and_document_columns():

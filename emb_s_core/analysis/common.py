@@ -1,0 +1,61 @@
+"""Comparisons between runs over the queries they all have, and the sentence that says so.
+
+Why: two means side by side over different queries are no comparison (the issue's leaderboard printed hybrid 0.514
+beside bm25 0.583 at 64K over 52 and 58 queries; the six queries hybrid lost score 1.0 for bm25). Every table that
+puts runs side by side (leaderboard, paper table, the Overview, effective scale, the illusion gap, compare) limits
+each column to the queries every run with rows in that column has, through :func:`restrict`, and prints
+:func:`note`. A run with no row at all in a column is "not run" there and does not shrink the others; a stored row of
+any status counts as present (a "does not fit" is a result, never a missing query).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import pandas as pd
+
+LEFT_COLUMNS = ["column", "run", "queries", "common", "missing"]
+
+
+def restrict(pq: pd.DataFrame, x: str, runs: Sequence[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(the rows of ``pq`` (of ``runs``, default all) kept, what was left out).
+
+    Kept: per column ``x`` (rung or scale), the rows of queries that every run with rows in that column has. Left
+    out: one row per (column, run) that lacks some query another run has there: column, run, queries (the union of
+    the column's queries over its runs), common (those every run has), missing (queries of the union this run
+    lacks)."""
+    if runs is not None:
+        pq = pq[pq["run"].isin(list(runs))]
+    if pq.empty:
+        return pq, pd.DataFrame(columns=LEFT_COLUMNS)
+    present = pq[["run", x, "qid"]].drop_duplicates()
+    runs_in = present.groupby(x, observed=True)["run"].nunique()
+    per_query = present.groupby([x, "qid"], observed=True)["run"].nunique().rename("n").reset_index()
+    per_query["all"] = per_query["n"].to_numpy() == per_query[x].map(runs_in).to_numpy()
+    common = per_query[per_query["all"]]
+    key = pd.MultiIndex.from_frame(pq[[x, "qid"]])
+    kept = pq[key.isin(pd.MultiIndex.from_frame(common[[x, "qid"]]))]
+    union = per_query.groupby(x, observed=True).size()
+    n_common = common.groupby(x, observed=True).size().reindex(union.index, fill_value=0)
+    have = present.groupby([x, "run"], observed=True, sort=False).size().rename("have").reset_index()
+    have["queries"] = have[x].map(union).to_numpy()
+    have["common"] = have[x].map(n_common).to_numpy()
+    have["missing"] = have["queries"] - have["have"]
+    left = have[have["common"] < have["queries"]]
+    left = left[left["missing"] > 0].rename(columns={x: "column"})
+    return kept, left[LEFT_COLUMNS].reset_index(drop=True)
+
+
+def note(left: pd.DataFrame, what: str = "column", shown: int = 6) -> str | None:
+    """The sentence under a comparison: "over the queries every run has in each column; left out where some run
+    lacks them: 64K 52 of 58 queries (6 missing from hybrid); …", or None when nothing was left out."""
+    if left is None or left.empty:
+        return None
+    by_text: dict[str, list[str]] = {}  # columns that lost the same queries' counts are named together
+    for column, rows in left.groupby("column", sort=False):
+        lacking = ", ".join(f"{int(r.missing)} missing from {r.run}" for r in rows.itertuples())
+        text = f"{int(rows['common'].iloc[0]):,} of {int(rows['queries'].iloc[0]):,} queries ({lacking})"
+        by_text.setdefault(text, []).append(str(column))
+    parts = [f"{', '.join(cols)}: {text}" for text, cols in by_text.items()]
+    more = f"; … and {len(parts) - shown} more" if len(parts) > shown else ""
+    return (f"Compared over the queries every run has in each {what}; where a run lacks some, only the common ones "
+            "count: " + "; ".join(parts[:shown]) + more)
