@@ -111,6 +111,9 @@ if twins:
     with widgets.guard():
         gap = data.illusion_gap(path, v, tuple(chosen), metric, domains, tasks, sources, tags)
     st.dataframe(gap.drop(columns=["test"]), hide_index=True, width="stretch")
+    gap_note = data.illusion_gap_note(path, v, tuple(chosen), domains, tasks, sources, tags)
+    if gap_note:
+        st.caption(md(gap_note))
     widgets.table_downloads(gap, f"illusion_gap_{metric}", "gap")
     st.caption("The twin each gap is measured on: its pools per rung (per-query = the built rung minus that "
                "query's own near misses, refilled to the same tokens), its fill (smallest query's pool tokens ÷ the "

@@ -260,6 +260,16 @@ def illusion_gap(path: str, v: int, run_names: tuple[str, ...], metric: str, dom
                                  list(run_names), metric)
 
 
+@st.cache_data(max_entries=32, show_spinner=False)
+def illusion_gap_note(path: str, v: int, run_names: tuple[str, ...], domains: tuple[str, ...], tasks: tuple[str, ...],
+                      sources: str, tags: tuple[str, ...] = ()) -> str | None:
+    """``analysis.illusion.gap_note``: the queries the gap table left out so every run's gap is over the same ones."""
+    from emb_s_core.analysis import illusion
+
+    return illusion.gap_note(_current_twins(path, v, filtered(path, v, domains, tasks, sources, tags)),
+                             list(run_names))
+
+
 @st.cache_data(max_entries=64, show_spinner="Attributing the displaced gold documents…")
 def explain_cell(path: str, v: int, run: str, rung_from: str, rung_to: str, k: int) -> dict:
     """``analysis.explain.explain`` for one cell (the "Why did it move?" page)."""

@@ -121,3 +121,28 @@ def test_access_vs_use(use_ws, monkeypatch, tmp_path):
     at = run_page("6_Access_vs_Use.py", {"ws": str(tmp_path / "use"), "run": "oracle", "qa": "qa1"})
     assert_clean(at)
     assert any("run 'oracle' is INCOMPLETE" in w.value.replace("\\", "") for w in at.warning)
+
+
+def test_overview_gap_over_common_queries(tmp_path_factory, monkeypatch, tmp_path):
+    """Two runs on the built ladder and its twin, one of which lost a query's results: the illusion gap and the
+    effective scale compare the same queries, and the page says which were left out."""
+    from emb_s_core import evaluate, twin
+    from testkit.retrieval_bank import copy_workspace, template
+
+    ws = copy_workspace(template(tmp_path_factory), tmp_path / "ws")
+    twin.build(ws, top_n=3)
+    for name in ("a", "b"):
+        evaluate.evaluate(ws, "bm25", name=name, k=5, ladder="both")
+    qid = ladder.load(ws).rungs[-1].qids[0]  # a query of the shared rungs
+    cut(ws, "b", [qid])
+    monkeypatch.setenv("EMB_S_DATA", str(tmp_path))
+    at = run_page("2_Overview.py", {"ws": str(ws.path), "runs": "a,b", "x": "scale"})
+    assert_clean(at)
+    shown = texts(at)
+    assert "b (INCOMPLETE: " in shown
+    gap_note = next(c.value for c in at.caption if "in each rung" in c.value).replace("\\", "")
+    assert "1 missing from b" in gap_note
+    gap = next(d.value for d in at.dataframe if "gap" in d.value.columns)
+    assert (gap.groupby("rung")["n"].nunique() == 1).all()  # a and b: the same queries on every rung
+    eff = next(d.value for d in at.dataframe if "threshold" in d.value.columns)
+    assert eff["n"].nunique() == 1
