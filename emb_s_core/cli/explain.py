@@ -19,10 +19,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from emb_s_core.analysis import explain
+    import sys
+
+    from emb_s_core.analysis import explain, run_state
     from emb_s_core.store import Workspace
 
-    out = explain.explain(Workspace(args.workspace), args.run, args.rung_from, args.rung_to, args.k)
+    ws = Workspace(args.workspace)
+    out = explain.explain(ws, args.run, args.rung_from, args.rung_to, args.k)
+    for line in run_state.notes(run_state.for_workspace(ws), [args.run]):
+        print(f"note: {line}", file=sys.stderr if args.json else sys.stdout)
     if args.json:
         print_json({**out, "displaced": out["displaced"].to_dict("records"),
                     "breakdown": out["breakdown"].to_dict("records")})

@@ -178,7 +178,10 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     df = diagnose.quadrants(ws, args.access_run, args.qa_run, args.judge, k=args.k,
                             access_threshold=args.access_threshold, score_threshold=args.score_threshold,
                             rungs=parse_list(args.rungs))
-    for line in diagnose.bank_notes(ws, args.access_run, args.qa_run):
+    from emb_s_core.analysis import run_state
+
+    for line in [*diagnose.bank_notes(ws, args.access_run, args.qa_run),
+                 *run_state.notes(run_state.for_workspace(ws), [args.access_run])]:
         print(f"note: {line}", file=sys.stderr)
     by = parse_list(args.by) or ["rung"]
     summ = diagnose.summary(df, by)

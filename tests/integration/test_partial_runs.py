@@ -162,3 +162,11 @@ def test_figure_caption_marks_the_incomplete_run(partial_ws):
     fig = views.figure(Workspace(root), "heatmap", "SR@10")
     text = json.dumps(fig.to_plotly_json(), default=str)
     assert "INCOMPLETE" in text and f"missing from {HYBRID}" in text
+
+
+def test_explain_names_the_incomplete_run(partial_ws, capsys):
+    root, _ = partial_ws
+    assert main(["explain", "--workspace", str(root), "--run", HYBRID, "--from", "shared", "--to", "full"]) == 0
+    assert f"note: run '{HYBRID}' is INCOMPLETE" in capsys.readouterr().out
+    assert main(["explain", "--workspace", str(root), "--run", "bm25", "--from", "shared", "--to", "full"]) == 0
+    assert "INCOMPLETE" not in capsys.readouterr().out
