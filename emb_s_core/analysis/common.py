@@ -5,13 +5,15 @@ beside bm25 0.583 at 64K over 52 and 58 queries; the six queries hybrid lost sco
 puts runs side by side (leaderboard, paper table, the Overview, effective scale, the illusion gap, compare) limits
 each column to the queries every run with rows in that column has, through :func:`restrict`, and prints
 :func:`note`. A run with no row at all in a column is "not run" there and does not shrink the others; a stored row of
-any status counts as present (a "does not fit" is a result, never a missing query).
+other status than error counts as present (a "does not fit" is a result, never a missing query).
 """
 from __future__ import annotations
 
 from typing import Sequence
 
 import pandas as pd
+
+from emb_s_core.schema import ERROR
 
 LEFT_COLUMNS = ["column", "run", "queries", "common", "missing"]
 
@@ -27,7 +29,8 @@ def restrict(pq: pd.DataFrame, x: str, runs: Sequence[str] | None = None) -> tup
         pq = pq[pq["run"].isin(list(runs))]
     if pq.empty:
         return pq, pd.DataFrame(columns=LEFT_COLUMNS)
-    present = pq[["run", x, "qid"]].drop_duplicates()
+    stored = pq[pq["status"] != ERROR] if "status" in pq else pq  # an error is a missing result (run_state too)
+    present = stored[["run", x, "qid"]].drop_duplicates()
     runs_in = present.groupby(x, observed=True)["run"].nunique()
     per_query = present.groupby([x, "qid"], observed=True)["run"].nunique().rename("n").reset_index()
     per_query["all"] = per_query["n"].to_numpy() == per_query[x].map(runs_in).to_numpy()

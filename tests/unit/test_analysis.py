@@ -353,6 +353,12 @@ def test_common_queries_per_column():
         "64K: 2 of 3 queries (1 missing from b); 1M: 1 of 2 queries (1 missing from b, 1 missing from c)")
     kept, left = common.restrict(pq, "scale", ["a"])  # one run: nothing to compare, nothing left out
     assert len(kept) == 5 and left.empty and common.note(left) is None
+    # an error row is a missing result; a does-not-fit row is a result
+    with_status = pq.assign(status=[schema.OK] * 5 + [schema.ERROR, schema.DOES_NOT_FIT, schema.OK, schema.OK])
+    kept, left = common.restrict(with_status, "scale")
+    assert sorted(kept.loc[kept["scale"] == "64K", "qid"].unique()) == ["q2"]
+    assert left[left["column"] == "64K"].to_dict("records") == [
+        {"column": "64K", "run": "b", "queries": 3, "common": 1, "missing": 2}]
 
 
 def test_bank_summary_and_document_columns():
