@@ -95,3 +95,30 @@ def test_stacked_pads_rows_and_keeps_their_lengths():
     assert [len(ids) for ids, _ in c.rows()] == [3, 2, 2, 1]
     same = stacked([a, a])
     assert same.lengths is None and same.ids.shape == (2, 3)  # equal lengths: a plain matrix, as before
+
+
+def test_fusion_reads_ragged_part_lists_without_padding():
+    """A fusion whose part returns rows of different lengths (a stacked ranking) fuses each row's own list only:
+    the padding never counts as a document (a negative doc id is a real one here)."""
+    from emb_s_core.retrievers.base import Ranking, stacked
+    from emb_s_core.retrievers.hybrid import Hybrid
+
+    class Given:
+        spec = "given"
+
+        def __init__(self, rows):
+            self.rows = rows
+
+        def rank(self, queries, pools, k):
+            return {name: stacked([Ranking(np.array([r[:k]]), np.zeros((1, len(r[:k])))) for r in self.rows])
+                    for name in pools}
+
+    pool = np.array([-3, 0, 1, 2, 5], np.int64)
+    a, b = Given([[-3, 0, 1], [5]]), Given([[1, -3], [2, 5, 0, 1]])
+    both = Hybrid("hybrid:a+b", [a, b]).rank(["q0", "q1"], {"p": pool}, 5)["p"]
+    for i in range(2):
+        alone = Hybrid("hybrid:a+b", [Given([a.rows[i]]), Given([b.rows[i]])]).rank([f"q{i}"], {"p": pool}, 5)["p"]
+        np.testing.assert_array_equal(both.row(i)[0], alone.row(0)[0])
+        np.testing.assert_allclose(both.row(i)[1], alone.row(0)[1])
+    s = dict(zip(*both.row(1)))
+    assert s[5] == 1 / 61 + 1 / 62 and s[-3] == 0.0  # q1: 5 is first in a's list and second in b's; -3 in neither
