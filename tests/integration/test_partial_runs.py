@@ -170,3 +170,17 @@ def test_explain_names_the_incomplete_run(partial_ws, capsys):
     assert f"note: run '{HYBRID}' is INCOMPLETE" in capsys.readouterr().out
     assert main(["explain", "--workspace", str(root), "--run", "bm25", "--from", "shared", "--to", "full"]) == 0
     assert "INCOMPLETE" not in capsys.readouterr().out
+
+
+def test_a_run_on_the_built_ladder_alone_is_complete_beside_a_twin(ws):
+    """Expected results are those of the ladders the run was asked for: a built-only run on a workspace that also
+    holds a twin is complete; extended to the twin, it stays complete."""
+    from emb_s_core.analysis import run_state
+
+    evaluate.evaluate(ws, "bm25", name="b")
+    ws = Workspace(ws.path)
+    row = run_state.for_workspace(ws).set_index("run").loc["b"]
+    assert row["state"] == "complete" and row["expected"] == sum(len(r.qids) for r in ladder.load(ws).rungs)
+    evaluate.evaluate(ws, "bm25", name="b", ladder="benign")
+    row = run_state.for_workspace(Workspace(ws.path)).set_index("run").loc["b"]
+    assert row["state"] == "complete" and row["expected"] == expected_counts(ws)
