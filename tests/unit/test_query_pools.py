@@ -76,9 +76,7 @@ def test_pools_smaller_than_the_depth_asked(ws, spec, request):
         pool = qp.pool(i)
         ids, scores = got.row(i)
         assert sorted(ids.tolist()) == pool.tolist()  # the whole pool, each document once, no padding
-        alone = retrievers.get(spec)
-        alone.prepare(ws, pool)
-        want_ids, want_scores = alone.rank([q], {"p": pool}, 100)["p"].row(0)
+        want_ids, want_scores = r.rank([q], {"p": pool}, 100)["p"].row(0)  # the pool searched alone
         np.testing.assert_array_equal(ids, want_ids, err_msg=q)
         np.testing.assert_allclose(scores, want_scores, rtol=1e-5, atol=1e-6)
 
