@@ -52,7 +52,7 @@ if twin and not twins:
 n_q = int(pq["qid"].nunique())
 states_all = data.run_states(path, v)
 marks = [part for part in ("filtered" if (domains or tasks or sources != "all" or tags) else None,
-                           run_state.caption_mark(states_all, chosen)) if part]
+                           run_state.caption_mark(states_all, chosen), view_data.get("common_caption")) if part]
 cap = style.caption(widgets.bank_name(path), cols, metrics.metric(metric).k, n_q, extra=" · ".join(marks) or None)
 n_missing, missing = views.unscored(states)
 fig = heatmap.heatmap(agg, states, metric, rows, cols, x=x, caption=cap)

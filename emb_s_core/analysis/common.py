@@ -48,6 +48,16 @@ def restrict(pq: pd.DataFrame, x: str, runs: Sequence[str] | None = None) -> tup
     return kept, left[LEFT_COLUMNS].reset_index(drop=True)
 
 
+def caption(left: pd.DataFrame, what: str = "column") -> str | None:
+    """The short form for a figure's caption: "common queries only (hybrid lacks 6 in 7 scales)", or None."""
+    if left is None or left.empty:
+        return None
+    per_run = left.groupby("run", sort=False).agg(most=("missing", "max"), columns=("column", "nunique"))
+    return "common queries only (" + "; ".join(
+        f"{run} lacks {int(r.most):,} in {int(r.columns)} {what}{'s' if r.columns > 1 else ''}"
+        for run, r in per_run.iterrows()) + ")"
+
+
 def note(left: pd.DataFrame, what: str = "column", shown: int = 6) -> str | None:
     """The sentence under a comparison: "over the queries every run has in each column; left out where some run
     lacks them: 64K 52 of 58 queries (6 missing from hybrid); …", or None when nothing was left out."""

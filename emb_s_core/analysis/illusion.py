@@ -228,12 +228,12 @@ def overview(pq: pd.DataFrame, lad: ladder.Ladder | None, metric: str, x: str, r
         except EmbSError:  # fewer than two scales: no effective scale to show
             pass
     table = views.overview_table(agg, states, metric, x, names)
-    note = views.common_note(rows, names, x)
+    note, short = views.common_note(rows, names, x), views.common_note(rows, names, x, short=True)
     if len(eff):
         table = table.merge(eff[["run", "effective"]].rename(columns={"effective": "effective scale (SR@10)"}),
                             on="run", how="left")
     return {"agg": agg, "states": states, "columns": cols, "rows": names, "twins": twins, "effective": eff,
-            "table": table, "common_note": note}
+            "table": table, "common_note": note, "common_caption": short}
 
 
 def gap_or_empty(pq: pd.DataFrame, runs: Sequence[str], metric: str) -> pd.DataFrame:

@@ -81,9 +81,13 @@ def overview(pq: pd.DataFrame, lad: ladder.Ladder | None, metric: str, x: str, r
     return agg, cell_states(pq, run_names, cols, x=x), cols
 
 
-def common_note(pq: pd.DataFrame, run_names: Sequence[str], x: str) -> str | None:
-    """The queries :func:`overview` left out so the shown runs compare the same ones (None: none)."""
-    return common.note(common.restrict(pq, x, run_names)[1], x) if len(pq) else None
+def common_note(pq: pd.DataFrame, run_names: Sequence[str], x: str, short: bool = False) -> str | None:
+    """The queries :func:`overview` left out so the shown runs compare the same ones (None: none); ``short``: the
+    form for a figure's caption."""
+    if not len(pq):
+        return None
+    left = common.restrict(pq, x, run_names)[1]
+    return common.caption(left, x) if short else common.note(left, x)
 
 
 def overview_table(agg: pd.DataFrame, states: pd.DataFrame, metric: str, x: str, run_names: list[str]
@@ -158,7 +162,7 @@ def figure(ws: Workspace, kind: str, metric: str = "SR@10", *, run_names: list[s
     agg, states, cols = overview(pq, lad, metric, x, chosen)
     marks = [part for part in ("filtered" if (domains or tasks or sources != "all") else None,
                                run_state.caption_mark(run_state.for_workspace(ws), chosen),
-                               common_note(pq, chosen, x)) if part]
+                               common_note(pq, chosen, x, short=True)) if part]
     cap = style.caption(name, cols, m.k, int(pq["qid"].nunique()), extra=" · ".join(marks) or None)
     build = heatmap.heatmap if kind == "heatmap" else curves.curves
     return build(agg, states, m.name, chosen, cols, x=x, caption=cap)

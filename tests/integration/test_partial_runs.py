@@ -161,7 +161,7 @@ def test_figure_caption_marks_the_incomplete_run(partial_ws):
     root, _ = partial_ws
     fig = views.figure(Workspace(root), "heatmap", "SR@10")
     text = json.dumps(fig.to_plotly_json(), default=str)
-    assert "INCOMPLETE" in text and f"missing from {HYBRID}" in text
+    assert "INCOMPLETE" in text and f"common queries only ({HYBRID} lacks 6 in " in text
 
 
 def test_explain_names_the_incomplete_run(partial_ws, capsys):
