@@ -61,7 +61,8 @@ order = table["run"].tolist()
 cap = style.caption(widgets.bank_name(path), board.columns, metrics.metric(metric).k,
                     int(data.filtered(path, v, domains, tasks, sources, tags)["qid"].nunique()),
                     extra=" · ".join(part for part in (f"{metrics.CORRECTION_LABELS[correction]}, α = {board.alpha:g}",
-                                                       run_state.caption_mark(data.run_states(path, v), order)) if part))
+                                                       run_state.caption_mark(data.run_states(path, v), order),
+                                                       board.common_caption) if part))
 fig = board_figure.leaderboard(board.cells, order, board.columns, metric, board.baseline, x=x, caption=cap)
 st.plotly_chart(fig, theme=None, key="board", width="stretch")
 widgets.figure_downloads(fig, f"leaderboard_{metric}_{correction}", "board")

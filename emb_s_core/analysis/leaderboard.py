@@ -46,6 +46,7 @@ class Leaderboard:
     p_note: str = ""  # how the p-values were had (exact, or Monte Carlo with its error bound)
     incomplete: dict[str, str] | None = None  # run -> its INCOMPLETE label (analysis.run_state), runs shown only
     common_note: str | None = None  # which queries were left out so every column compares the same queries
+    common_caption: str | None = None  # its short form, for the figure's caption
 
     def table(self, detail: bool = False, sort_by: str | None = None, descending: bool = True) -> pd.DataFrame:
         """One row per run: the ``vs baseline`` summary, then per column the value with its mark (▲ ▼ = ?), and with
@@ -167,7 +168,7 @@ def compute(pq: pd.DataFrame, columns: Sequence[str], metric: str, baseline: str
         effective = illusion.effective_labels(pq, lad, chosen)
     return Leaderboard(cells[["run", x, *CELL_COLUMNS[1:]]], columns, chosen, metric, x, baseline, correction,
                        float(alpha), n_tests, effective, p_note, run_state.marks(completeness, chosen),
-                       common.note(left, x))
+                       common.note(left, x), common.caption(left, x))
 
 
 def _tests(shown: pd.DataFrame, runs: list[str], columns: list[str], baseline: str, metric: str, x: str,

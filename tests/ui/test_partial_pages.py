@@ -94,6 +94,7 @@ def test_leaderboard(cut_env):
     shown = texts(at)
     assert "2 missing from overlap" in shown and "run 'overlap' is INCOMPLETE" in shown
     assert f"INCOMPLETE: overlap {expected - lost:,}" in shown  # the figure's caption
+    assert "common queries only (overlap lacks 2 in " in shown
     n_cols = [c for c in table.columns if c.endswith(" n")]
     assert (table.loc["overlap", n_cols] == table.loc["overlap-idf", n_cols]).all()  # the same queries per column
 
