@@ -183,7 +183,9 @@ def build(ws: Workspace, top_n: int = DEFAULT_TOP_N, references: list[str] | Non
     built_from = ladder.bank_state(ws)
     opts = built.options
     seed = int(opts.get("seed", 0))
-    docs = bank.documents(ws, ["doc_id", "domain", "source"]).sort_values("doc_id").reset_index(drop=True)
+    docs = bank.documents(ws, ["doc_id", "domain", "source", "content_hash"]).sort_values("doc_id")
+    docs = docs.reset_index(drop=True)
+    rank = ladder.content_rank(docs)  # every refill draws in content order, as the built ladder does
     tok = ladder.serialized_tokens(ws, opts.get("encoding"))  # what the built ladder counts (header included)
     docs["n_tokens"] = tok.loc[docs["doc_id"]].to_numpy()
     table = _Tokens(docs["doc_id"].to_numpy(np.int64), docs["n_tokens"].to_numpy(np.int64),
@@ -192,13 +194,13 @@ def build(ws: Workspace, top_n: int = DEFAULT_TOP_N, references: list[str] | Non
     kept_qids = list(built.kept.loc[built.kept["kept"], "qid"])
     near = near_documents(ws, kept_qids, top_n, references)
     near_q = {q: np.array(sorted(near.per_query.get(q, ())), np.int64) for q in kept_qids}
-    shared, messages = _shared_twin(built, near, docs, tok, qs, seed, top_n)
+    shared, messages = _shared_twin(built, near, docs, tok, qs, seed, top_n, rank)
     problems = _shared_problems(built, shared, near_q, table)
     deltas: dict[str, dict[str, Delta]] = {}
     if problems:
         messages.append(f"benign twin: per-query pools on every rung (the shared twin is not clean and full: "
                         f"{'; '.join(problems[:3])}{' …' if len(problems) > 3 else ''})")
-        twins, deltas = _per_query_twin(built, near_q, table, docs, qs, seed)
+        twins, deltas = _per_query_twin(built, near_q, table, docs, qs, seed, rank)
     else:
         messages.append("benign twin: the shared twin is clean for every kept query and full on every rung: one "
                         "pool per rung")
@@ -225,7 +227,7 @@ def build(ws: Workspace, top_n: int = DEFAULT_TOP_N, references: list[str] | Non
 
 
 def _shared_twin(built: ladder.Ladder, near: NearDocuments, docs: pd.DataFrame, tok: pd.Series, qs: pd.DataFrame,
-                 seed: int, top_n: int) -> tuple[list[ladder.Rung], list[str]]:
+                 seed: int, top_n: int, rank: pd.Series) -> tuple[list[ladder.Rung], list[str]]:
     """One pool per rung, irrelevant to every kept query (gold kept): the twin used when it is clean and full. Its
     sampling mirrors ``ladder.build`` with its own seeded permutations, so its rungs nest the same way."""
     kept_qids = list(built.kept.loc[built.kept["kept"], "qid"])
@@ -240,7 +242,7 @@ def _shared_twin(built: ladder.Ladder, near: NearDocuments, docs: pd.DataFrame, 
                 "hard negative or top-N neighbour of it): a twin shared by all queries would keep them"]
 
     def shuffled(ids: np.ndarray, *labels: str) -> np.ndarray:
-        ids = np.sort(ids)
+        ids = ladder.content_sorted(ids, rank)
         return ids[ladder.seeded_rng(seed, "benign", *labels).permutation(len(ids))]
 
     base: dict[str, np.ndarray] = {}  # the twin 64K/<d> pools first: the mixed rungs of every domain draw on them
@@ -327,14 +329,14 @@ def _refill(candidates: np.ndarray, start: int, exclude: np.ndarray, table: _Tok
 
 
 def _per_query_twin(built: ladder.Ladder, near_q: dict[str, np.ndarray], table: _Tokens, docs: pd.DataFrame,
-                    qs: pd.DataFrame, seed: int) -> tuple[list[ladder.Rung], dict[str, dict[str, Delta]]]:
+                    qs: pd.DataFrame, seed: int, rank: pd.Series) -> tuple[list[ladder.Rung], dict[str, dict[str, Delta]]]:
     """Per-query pools on every rung: the twin rungs (membership = the built rung) and their deltas."""
     candidates = {}
     for r in built.rungs:  # documents outside the built rung, within its domain rules, in one seeded order
         outside = ~member(r.doc_ids, table.ids)
         if r.kind == "domain":
             outside &= table.domains == r.domain
-        c = table.ids[outside]
+        c = ladder.content_sorted(table.ids[outside], rank)
         candidates[r.name] = c[ladder.seeded_rng(seed, "benign", "refill", r.name).permutation(len(c))]
     targets = {r.name: table.sum(r.doc_ids) for r in built.rungs}
     chains: dict[str, list[ladder.Rung]] = {}

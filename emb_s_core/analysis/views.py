@@ -34,7 +34,7 @@ def per_query(ws: Workspace, run_names: Sequence[str] | None = None,
     res = runs.load_results(ws, runs=list(run_names) if run_names is not None else None)
     if res.empty:
         return pd.DataFrame(columns=PER_QUERY_BASE)
-    qs = bank.queries(ws)
+    qs = bank.with_gold_source(ws, bank.queries(ws))  # a query's source is its gold's (issue 31 §3)
     if hn_provenance is not None:
         qs = bank.with_hard_negatives_of(ws, qs, list(hn_provenance))
     pq = metrics.per_query(res[res["qid"].isin(qs["qid"])], qs)

@@ -136,3 +136,41 @@ def test_default_pair_is_the_largest_drop_between_different_rungs():
     assert explain.largest_drop(pq, lad, "b", 10) == ("1M", "full")
     assert explain.largest_drop(pq, lad, "b", 7) == ("64K/wiki", "1M")  # SR@5 (the cut-off at or below 7): no drop
     assert explain.largest_drop(pq, lad, "nobody", 10) == ("64K/wiki", "1M")  # no results: the first real pair
+
+
+def test_a_querys_source_is_its_golds_on_a_native_bank_with_document_sources(tmp_path):
+    """A native bank imported under one name whose documents carry their own sources (wiki, news, forum): a query's
+    source is that of its gold (issue 31 §3), so a new document of the gold's source and domain is "new, same
+    domain", never "new, other source" (the import's name is no document's source); a query whose gold spans two
+    sources has both; ``report --by source`` groups by the same definition."""
+    source_of = {1: "wiki", 2: "news", 3: "wiki", 4: "wiki", 5: "wiki", 6: "news", 7: "forum", 8: "wiki"}
+    docs = [{"doc_id": d, "text": f"document {d}", "domain": "law", "source": s} for d, s in source_of.items()]
+    lists = {"qw": ([1, 3], [5, 3, 1]),   # gold from wiki, a new wiki document: same domain
+             "qn": ([2, 3], [7, 3, 2]),   # gold from news, a new forum document: other source
+             "qm": ([1, 2], [6, 1, 2])}   # gold from wiki and news: a new news document is the gold's source
+    refs = {"qw": [1], "qn": [2], "qm": [1, 2]}
+    qs = [{"qid": q, "text": f"question {q}", "answer": "x", "ref_ids": refs[q], "hard_negative_ids": [],
+           "domain": "law"} for q in lists]
+    write_jsonl(tmp_path / "bank" / "documents.jsonl", docs)
+    write_jsonl(tmp_path / "bank" / "queries.jsonl", qs)
+    bank.import_path(tmp_path / "ws", "native", tmp_path / "bank", source="my-import")
+    ws = Workspace(tmp_path / "ws")
+    assert set(bank.queries(ws)["source"]) == {"my-import"}  # what the query records: the import's name
+    assert bank.gold_sources(ws, bank.queries(ws)) == [("wiki",), ("news",), ("news", "wiki")]
+    d, q = bank.documents(ws), bank.queries(ws)
+    rungs = [ladder.make_rung("r", "shared", None, None, None, [1, 2, 3, 4, 8], list(lists), d, q),
+             ladder.make_rung("r2", "global", None, None, None, sorted(source_of), list(lists), d, q)]
+    rungs[1].order = 1
+    kept = pd.DataFrame({"qid": list(lists), "domain": "law", "kept": True, "reason": ""})
+    ladder.store(ws, ladder.Ladder(rungs, kept, {}), ladder.bank_state(ws))
+    runs.create_run(ws, "hand", "retriever", "hand", {"k": 3})
+    runs.save_results(ws, "hand", [{"rung": rung, "qid": qid, "doc_ids": pair[i]}
+                                   for qid, pair in lists.items() for i, rung in enumerate(["r", "r2"])])
+    shown = explain.explain(ws, "hand", "r", "r2", k=2)["displaced"].set_index("qid")
+    assert shown.loc["qw", "causes"] == [explain.SAME_DOMAIN]
+    assert shown.loc["qn", "causes"] == [explain.OTHER_SOURCE]
+    assert shown.loc["qm", "causes"] == [explain.SAME_DOMAIN]
+    from emb_s_core.analysis import report
+
+    by_source = report.rows(ws, by=["source"], metric_names=["SR@1"], n_boot=10)
+    assert set(by_source["source"]) == {"wiki", "news", "news + wiki"}
