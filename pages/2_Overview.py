@@ -106,6 +106,7 @@ if twins:
                "rung; paired bootstrap 95% interval and sign-flip randomization p-value.")
     with widgets.guard():
         gap = data.illusion_gap(path, v, tuple(chosen), metric, domains, tasks, sources, tags)
+    st.caption(md(data.twin_references(path, v) or ""))
     st.dataframe(gap.drop(columns=["test"]), hide_index=True, width="stretch")
     widgets.table_downloads(gap, f"illusion_gap_{metric}", "gap")
     st.caption("The twin each gap is measured on: its pools per rung (per-query = the built rung minus that "

@@ -146,14 +146,21 @@ def _illusion(ws, args: argparse.Namespace) -> int:
     eff = eff.drop(columns=["values"])
     fill = illusion.twin_fill(ladder.load_all(ws, allow_stale=True))
     stale = illusion.stale_note(stale_twin_runs(ws))
+    references = illusion.references_note(ws)
     if stale:
         print(f"note: {stale}", file=sys.stderr)
     if args.format == "json":
         from emb_s_core.cli.common import print_json
 
+        refs = illusion.twin_references(ws)
         print_json({"gap": gaps.to_dict("records"), "effective_scale": eff.to_dict("records"), "notes": notes,
-                    "twin": fill.to_dict("records")})
+                    "twin": fill.to_dict("records"),
+                    "references": {"retrievers": refs[0], "top_n": refs[1], "note": references}
+                    if refs else None})
         return 0
+    if references:
+        print(references)
+        print()
     print("benign twin: pools, fill (smallest query's pool tokens ÷ the built rung's; mean) and each query's own "
           "near misses left in its pool (0 by construction)")
     _emit(fill, args.format, None)
