@@ -46,20 +46,25 @@ class PoolWeights:
     (starts[j] = -1: not computed yet), each computed by :func:`pool_weights` (so the same bits) when a batch first
     asks for it. Why: eval ranks in batches of 64 and every batch shares most of its terms with the ones before."""
 
-    def __init__(self, n_terms: int) -> None:
+    def __init__(self, n_terms: int, reserve: int = 0) -> None:
         self.starts = np.full(n_terms, -1, np.int64)
         self.ends = np.full(n_terms, -1, np.int64)
-        self.cols = np.empty(1024, np.int32)
-        self.vals = np.empty(1024, np.float64)
+        self.cols = np.empty(0, np.int32)
+        self.vals = np.empty(0, np.float64)
         self.used = 0
+        #: the buffer's first size: no pool holds more weights than the matrix has postings, nor than the cap. Only
+        #: the pages written are memory (np.empty of a large size is not touched), and growing by copies cost more
+        #: than the weights themselves at 10M tokens
+        self.reserve = reserve
 
     def add(self, terms: np.ndarray, weights) -> None:
         """Store the rows of ``weights`` (a :func:`pool_weights` CSR over ``terms``) as those terms' weights."""
         need = self.used + weights.nnz
         if need > len(self.cols):
-            size = max(need, 2 * len(self.cols))
-            self.cols = np.resize(self.cols, size)
-            self.vals = np.resize(self.vals, size)
+            size = max(need, 2 * len(self.cols), self.reserve)
+            cols, vals = np.empty(size, np.int32), np.empty(size, np.float64)
+            cols[:self.used], vals[:self.used] = self.cols[:self.used], self.vals[:self.used]
+            self.cols, self.vals = cols, vals
         self.cols[self.used:need] = weights.indices
         self.vals[self.used:need] = weights.data
         self.starts[terms] = self.used + weights.indptr[:-1]
@@ -181,8 +186,11 @@ class BM25(Retriever):
             column[positions] = np.arange(len(positions), dtype=np.int32)
             n = len(positions)
             dl = self.lengths[positions].astype(np.float64)
-            self._pools[key] = (column, n, dl.sum() / n if n else 1.0, PoolWeights(self.postings.shape[1]))
+            self._pools[key] = (column, n, dl.sum() / n if n else 1.0, self._new_weights())
         return self._pools[key]
+
+    def _new_weights(self) -> PoolWeights:
+        return PoolWeights(self.postings.shape[1], min(int(self.postings.nnz), WEIGHT_CACHE))
 
     def _weights(self, pool: tuple[np.ndarray, int, float, PoolWeights], terms: np.ndarray) -> PoolWeights:
         """The pool's weight cache, holding ``terms`` (sorted, unique): the missing ones computed now. A pool whose
@@ -193,7 +201,7 @@ class BM25(Retriever):
             weights = pool_weights(self.postings, self.lengths, missing, column, n, avgdl, self.k1, self.b)
             held = sum(p[3].used for p in self._pools.values())
             if held + weights.nnz > WEIGHT_CACHE and cache.used:
-                cache.__init__(self.postings.shape[1])
+                cache.__init__(self.postings.shape[1], cache.reserve)
                 return self._weights(pool, terms)
             cache.add(missing, weights)
         return cache
