@@ -57,18 +57,18 @@ class PoolWeights:
         #: than the weights themselves at 10M tokens
         self.reserve = reserve
 
-    def add(self, terms: np.ndarray, weights) -> None:
-        """Store the rows of ``weights`` (a :func:`pool_weights` CSR over ``terms``) as those terms' weights."""
-        need = self.used + weights.nnz
+    def add(self, terms: np.ndarray, indptr: np.ndarray, cols: np.ndarray, vals: np.ndarray) -> None:
+        """Store the rows (indptr, cols, vals) of :func:`pool_weight_arrays` over ``terms`` as those terms' weights."""
+        need = self.used + len(cols)
         if need > len(self.cols):
             size = max(need, 2 * len(self.cols), self.reserve)
-            cols, vals = np.empty(size, np.int32), np.empty(size, np.float64)
-            cols[:self.used], vals[:self.used] = self.cols[:self.used], self.vals[:self.used]
-            self.cols, self.vals = cols, vals
-        self.cols[self.used:need] = weights.indices
-        self.vals[self.used:need] = weights.data
-        self.starts[terms] = self.used + weights.indptr[:-1]
-        self.ends[terms] = self.used + weights.indptr[1:]
+            grown_cols, grown_vals = np.empty(size, np.int32), np.empty(size, np.float64)
+            grown_cols[:self.used], grown_vals[:self.used] = self.cols[:self.used], self.vals[:self.used]
+            self.cols, self.vals = grown_cols, grown_vals
+        self.cols[self.used:need] = cols
+        self.vals[self.used:need] = vals
+        self.starts[terms] = self.used + indptr[:-1]
+        self.ends[terms] = self.used + indptr[1:]
         self.used = need
 
     def rows(self, terms: np.ndarray, n: int):
@@ -198,12 +198,13 @@ class BM25(Retriever):
         column, n, avgdl, cache = pool
         missing = terms[cache.starts[terms] < 0]
         if len(missing):
-            weights = pool_weights(self.postings, self.lengths, missing, column, n, avgdl, self.k1, self.b)
+            indptr, cols, vals = pool_weight_arrays(self.postings, self.lengths, missing, column, n, avgdl, self.k1,
+                                                    self.b)
             held = sum(p[3].used for p in self._pools.values())
-            if held + weights.nnz > WEIGHT_CACHE and cache.used:
+            if held + len(cols) > WEIGHT_CACHE and cache.used:
                 cache.__init__(self.postings.shape[1], cache.reserve)
                 return self._weights(pool, terms)
-            cache.add(missing, weights)
+            cache.add(missing, indptr, cols, vals)
         return cache
 
     def query_matrix(self, queries: list[str]):
@@ -213,11 +214,20 @@ class BM25(Retriever):
     def term_matrix(self, token_lists: list[list[str]]):
         """Term counts (n_lists × vocabulary) of already tokenized queries; tokens outside the vocabulary score
         nothing (stopwords are never in it: it is built from :func:`tokenize`, so no stopword pass is needed)."""
-        from itertools import chain, repeat
-
         from scipy import sparse
 
-        n_q, n_terms = len(token_lists), self.postings.shape[1]
+        indptr, indices, data = self.term_arrays(token_lists)
+        out = sparse.csr_matrix((data, indices, indptr), shape=(len(token_lists), self.postings.shape[1]))
+        out.has_sorted_indices = True
+        out.has_canonical_format = True
+        return out
+
+    def term_arrays(self, token_lists: list[list[str]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`term_matrix` as its CSR arrays (indptr, term ids ascending per query, counts): what ranking
+        needs, without building a SciPy matrix per batch."""
+        from itertools import chain, repeat
+
+        n_q = len(token_lists)
         lengths = np.fromiter(map(len, token_lists), np.int64, n_q)
         # one C-level pass over every token (-1: not in the vocabulary), then the canonical CSR in NumPy: each
         # query's distinct terms ascending with their counts, as the COO → CSR conversion summed them before
@@ -228,24 +238,26 @@ class BM25(Retriever):
         keys, counts = np.unique((rows[known] << 32) | flat[known], return_counts=True)
         indptr = np.zeros(n_q + 1, np.int64)
         np.cumsum(np.bincount(keys >> 32, minlength=n_q), out=indptr[1:])
-        out = sparse.csr_matrix((counts.astype(np.float64), (keys & 0xFFFFFFFF).astype(np.int32), indptr),
-                                shape=(n_q, n_terms))
-        out.has_sorted_indices = True
-        out.has_canonical_format = True
-        return out
+        return indptr, (keys & 0xFFFFFFFF).astype(np.int32), counts.astype(np.float64)
 
     def rank(self, queries: list[str], pools: Mapping[str, np.ndarray], k: int) -> dict[str, Ranking]:
-        return self.rank_matrix(self.query_matrix(queries), pools, k)
+        return self._rank_arrays(self.term_arrays([words(q) for q in queries]), pools, k)
 
     def rank_matrix(self, qm, pools: Mapping[str, np.ndarray], k: int) -> dict[str, Ranking]:
         """:meth:`rank` from the queries' term counts (:meth:`query_matrix`), e.g. tokenized once for many calls."""
-        terms = np.unique(qm.indices)
+        return self._rank_arrays((qm.indptr, qm.indices, qm.data), pools, k)
+
+    def _rank_arrays(self, q: tuple[np.ndarray, np.ndarray, np.ndarray], pools: Mapping[str, np.ndarray],
+                     k: int) -> dict[str, Ranking]:
+        """Every pool's top-k of the queries ``q`` (the CSR arrays of :meth:`term_arrays`) from its weight cache."""
+        q = (np.asarray(q[0], np.int64), np.asarray(q[1], np.int32), np.asarray(q[2], np.float64))
+        terms = np.unique(q[1])
         out = {}
         for name, ids in pools.items():
             ids = np.asarray(ids, dtype=np.int64)
             pool = self._pool_of(ids)
             cache = self._weights(pool, terms)
-            out[name] = _top_in_cache(qm, cache, pool[1], ids, k)
+            out[name] = _top_in_cache(q, cache, pool[1], ids, k)
         return out
 
     def rank_each(self, queries: list[str], pools: Mapping[str, QueryPools], k: int) -> dict[str, Ranking]:
@@ -347,18 +359,25 @@ def top_scores(q_terms, weights, ids: np.ndarray, k: int, decimals: int = 6) -> 
                 weights.data, weights.shape[1], ids, k, lambda rows: q_terms[rows] @ weights, decimals)
 
 
-def _top_in_cache(qm, cache: PoolWeights, n: int, ids: np.ndarray, k: int) -> Ranking:
-    """:func:`top_scores` of the queries ``qm`` (queries × vocabulary) over a pool's weight cache, which holds every
-    term of ``qm``; the queries' own term ids index it, so no per-batch remapping or weight matrix is built."""
+def _top_in_cache(q: tuple[np.ndarray, np.ndarray, np.ndarray], cache: PoolWeights, n: int, ids: np.ndarray,
+                  k: int) -> Ranking:
+    """:func:`top_scores` of the queries ``q`` (CSR arrays: indptr, term ids, counts) over a pool's weight cache,
+    which holds every term of ``q``; the queries' own term ids index it, so no per-batch remapping or weight matrix
+    is built."""
+    indptr, indices, data = q
+
     def full(rows: np.ndarray):
-        sub = qm[rows]
-        terms, inverse = np.unique(sub.indices, return_inverse=True)
         from scipy import sparse
 
-        local = sparse.csr_matrix((sub.data, inverse.astype(np.int32), sub.indptr), shape=(len(rows), len(terms)))
+        counts = indptr[rows + 1] - indptr[rows]
+        sub_ptr = np.zeros(len(rows) + 1, np.int64)
+        np.cumsum(counts, out=sub_ptr[1:])
+        take = np.repeat(indptr[rows] - sub_ptr[:-1], counts) + np.arange(int(sub_ptr[-1]))
+        terms, inverse = np.unique(indices[take], return_inverse=True)
+        local = sparse.csr_matrix((data[take], inverse.astype(np.int32), sub_ptr), shape=(len(rows), len(terms)))
         return local @ cache.rows(terms, n)
 
-    return _top(qm.indptr, qm.indices, qm.data, cache.starts, cache.ends, cache.cols, cache.vals, n, ids, k, full)
+    return _top(indptr, indices, data, cache.starts, cache.ends, cache.cols, cache.vals, n, ids, k, full)
 
 
 def _top(q_indptr, q_indices, q_data, w_starts, w_ends, w_cols, w_vals, n: int, ids: np.ndarray, k: int,
@@ -395,13 +414,22 @@ def _top(q_indptr, q_indices, q_data, w_starts, w_ends, w_cols, w_vals, n: int, 
 
 def pool_weights(postings, lengths: np.ndarray, terms: np.ndarray, column: np.ndarray, n: int, avgdl: float,
                  k1: float, b: float):
+    """:func:`pool_weight_arrays` as a CSR matrix (terms × pool columns)."""
+    from scipy import sparse
+
+    indptr, w_cols, w_vals = pool_weight_arrays(postings, lengths, terms, column, n, avgdl, k1, b)
+    out = sparse.csr_matrix((w_vals, w_cols, indptr), shape=(len(terms), n))
+    out.has_sorted_indices = True
+    return out
+
+
+def pool_weight_arrays(postings, lengths: np.ndarray, terms: np.ndarray, column: np.ndarray, n: int,
+                       avgdl: float, k1: float, b: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The BM25 weights w(d, t) of one pool (``terms`` × pool columns, CSR) from the term-frequency matrix (CSC,
     documents × vocabulary), ``column`` = each document's column in the pool or -1. Two compiled passes over the
     terms' postings (df over the pool, then the weights); idf's logarithms in NumPy. Rows come out sorted by column
     (postings are in document order and the column map keeps that order), so the matrix needs no sort; zero weights
     (idf floored at 0) are left out, so every stored score of a product with it is positive."""
-    from scipy import sparse
-
     from emb_s_core.retrievers.bm25_kernel import fill_weights, term_df
 
     starts = postings.indptr[terms].astype(np.int64)
@@ -414,9 +442,7 @@ def pool_weights(postings, lengths: np.ndarray, terms: np.ndarray, column: np.nd
     w_cols, w_vals = np.empty(int(indptr[-1]), np.int32), np.empty(int(indptr[-1]))
     fill_weights(starts, ends, postings.indices, postings.data, lengths, column, idf, indptr, float(k1), float(b),
                  float(avgdl or 1.0), w_cols, w_vals)
-    out = sparse.csr_matrix((w_vals, w_cols, indptr), shape=(len(terms), n))
-    out.has_sorted_indices = True
-    return out
+    return indptr, w_cols, w_vals
 
 
 def _columns(cols: list[np.ndarray], tfs: list[np.ndarray], row_nnz: list[np.ndarray], n_terms: int):
