@@ -37,16 +37,20 @@ def ws(tmp_path):
     write_jsonl(tmp_path / "bank" / "documents.jsonl", docs)
     write_jsonl(tmp_path / "bank" / "queries.jsonl", qs)
     bank.import_path(tmp_path / "ws", "native", tmp_path / "bank", source="s1")
-    ws = Workspace(tmp_path / "ws")
+    return hand_run(Workspace(tmp_path / "ws"), SMALL, BIG, LISTS)
+
+
+def hand_run(ws: Workspace, small: list[int], big: list[int], lists: dict) -> Workspace:
+    """Two hand-made nested rungs r ⊂ r2 holding ``lists``' queries, and the run "hand" ranking them as given."""
     d, q = bank.documents(ws), bank.queries(ws)
-    rungs = [ladder.make_rung("r", "shared", None, None, None, SMALL, list(LISTS), d, q),
-             ladder.make_rung("r2", "global", None, None, None, BIG, list(LISTS), d, q)]
+    rungs = [ladder.make_rung("r", "shared", None, None, None, small, list(lists), d, q),
+             ladder.make_rung("r2", "global", None, None, None, big, list(lists), d, q)]
     rungs[1].order = 1
-    kept = pd.DataFrame({"qid": list(LISTS), "domain": "law", "kept": True, "reason": ""})
+    kept = pd.DataFrame({"qid": list(lists), "domain": "law", "kept": True, "reason": ""})
     ladder.store(ws, ladder.Ladder(rungs, kept, {}), ladder.bank_state(ws))
     runs.create_run(ws, "hand", "retriever", "hand", {"k": 3})
-    runs.save_results(ws, "hand", [{"rung": rung, "qid": qid, "doc_ids": lists[i]}
-                                   for qid, lists in LISTS.items() for i, rung in enumerate(["r", "r2"])])
+    runs.save_results(ws, "hand", [{"rung": rung, "qid": qid, "doc_ids": pair[i]}
+                                   for qid, pair in lists.items() for i, rung in enumerate(["r", "r2"])])
     return ws
 
 
@@ -157,15 +161,7 @@ def test_a_querys_source_is_its_golds_on_a_native_bank_with_document_sources(tmp
     ws = Workspace(tmp_path / "ws")
     assert set(bank.queries(ws)["source"]) == {"my-import"}  # what the query records: the import's name
     assert bank.gold_sources(ws, bank.queries(ws)) == [("wiki",), ("news",), ("news", "wiki")]
-    d, q = bank.documents(ws), bank.queries(ws)
-    rungs = [ladder.make_rung("r", "shared", None, None, None, [1, 2, 3, 4, 8], list(lists), d, q),
-             ladder.make_rung("r2", "global", None, None, None, sorted(source_of), list(lists), d, q)]
-    rungs[1].order = 1
-    kept = pd.DataFrame({"qid": list(lists), "domain": "law", "kept": True, "reason": ""})
-    ladder.store(ws, ladder.Ladder(rungs, kept, {}), ladder.bank_state(ws))
-    runs.create_run(ws, "hand", "retriever", "hand", {"k": 3})
-    runs.save_results(ws, "hand", [{"rung": rung, "qid": qid, "doc_ids": pair[i]}
-                                   for qid, pair in lists.items() for i, rung in enumerate(["r", "r2"])])
+    hand_run(ws, [1, 2, 3, 4, 8], sorted(source_of), lists)
     shown = explain.explain(ws, "hand", "r", "r2", k=2)["displaced"].set_index("qid")
     assert shown.loc["qw", "causes"] == [explain.SAME_DOMAIN]
     assert shown.loc["qn", "causes"] == [explain.OTHER_SOURCE]
