@@ -241,8 +241,7 @@ BY_CONSTRUCTION = "yes: gap partly by construction"
 
 
 def twin_references(ws) -> tuple[list[str], int] | None:
-    """(the reference retrievers, top-N) the stored benign twin was built with; None without a twin. A twin built
-    before references were stored reads as the default then in force (bm25 plus cached dense vectors: unknown)."""
+    """(the reference retrievers, top-N) the stored benign twin was built with (its setting); None without a twin."""
     if not ladder.exists(ws, ladder.BENIGN):
         return None
     settings = ws.settings.get(ladder.setting_key(ladder.BENIGN), {})
