@@ -170,3 +170,33 @@ def test_a_querys_source_is_its_golds_on_a_native_bank_with_document_sources(tmp
 
     by_source = report.rows(ws, by=["source"], metric_names=["SR@1"], n_boot=10)
     assert set(by_source["source"]) == {"wiki", "news", "news + wiki"}
+
+
+def test_real_run_on_a_native_bank_whose_documents_carry_their_own_sources(tmp_path_factory, tmp_path):
+    """BM25 evaluated on the generated native bank (documents of sources gen-a and gen-b, imported under another
+    name) and explained on every adjacent pair: "new, other source" goes only to displacers whose source none of the
+    query's gold documents has, and the displacers of the gold's own source get a domain cause (with the import's
+    name as the query's source every new displacer read "new, other source"). Every nested pair, k = 1, 3, 5, 10."""
+    from emb_s_core import evaluate
+    from testkit.retrieval_bank import copy_workspace, template
+
+    ws = copy_workspace(template(tmp_path_factory), tmp_path / "ws")
+    assert set(bank.documents(ws, ["source"])["source"]) == {"gen-a", "gen-b"}
+    assert not set(bank.queries(ws)["source"]) & {"gen-a", "gen-b"}
+    evaluate.evaluate(ws, "bm25", name="bm25", k=10)
+    lad = ladder.load(ws)
+    qs = bank.queries(ws)
+    gold_sources = dict(zip(qs["qid"], map(set, bank.gold_sources(ws, qs))))
+    source_of = bank.documents(ws, ["doc_id", "source"]).set_index("doc_id")["source"]
+    new_causes = {explain.OTHER_SOURCE, explain.SAME_DOMAIN, explain.OTHER_DOMAIN}
+    by_cause: dict[str, int] = {}
+    pairs = [(r.name, big) for r in lad.rungs for big in explain.larger_rungs(lad, r.name)]
+    for (small, big), k in [(pair, k) for pair in pairs for k in (1, 3, 5, 10)]:
+        shown = explain.displacements(ws, "bm25", small, big, k=k)
+        for qid, displacers, causes in zip(shown["qid"], shown["displacers"], shown["causes"]):
+            for d, cause in zip(displacers, causes):
+                if cause in new_causes:
+                    assert (cause == explain.OTHER_SOURCE) == (source_of[d] not in gold_sources[qid]), (qid, d)
+                    by_cause[cause] = by_cause.get(cause, 0) + 1
+    assert by_cause.get(explain.OTHER_SOURCE, 0) and by_cause.get(explain.SAME_DOMAIN, 0) + by_cause.get(
+        explain.OTHER_DOMAIN, 0), by_cause
