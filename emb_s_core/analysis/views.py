@@ -35,7 +35,7 @@ def per_query(ws: Workspace, run_names: Sequence[str] | None = None,
     res = runs.load_results(ws, runs=list(run_names) if run_names is not None else None)
     if res.empty:
         return pd.DataFrame(columns=PER_QUERY_BASE)
-    qs = bank.queries(ws)
+    qs = bank.with_gold_source(ws, bank.queries(ws))  # a query's source is its gold's (issue 31 §3)
     if hn_provenance is not None:
         qs = bank.with_hard_negatives_of(ws, qs, list(hn_provenance))
     pq = metrics.per_query(res[res["qid"].isin(qs["qid"])], qs)
@@ -70,7 +70,9 @@ def overview(pq: pd.DataFrame, lad: ladder.Ladder | None, metric: str, x: str, r
              ) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     """(aggregate, cell states, columns) for the heatmap and curves of ``metric`` over ``run_names``: runs side by
     side, so each column aggregates the queries every shown run has there (:func:`common_note` says which were
-    left out); the cell states come from every row."""
+    left out); the cell states come from every row. The aggregate marks thin cells (``thin``: n below
+    ``metrics.THIN_N``, greyed; ``small``: below ``metrics.SMALL_N``, n printed): pooled scales hide how few queries
+    a cell averages (a 64K base may keep 6 of 77 queries of a domain)."""
     cols = columns(lad, pq, x)
     pq = pq[pq["run"].isin(run_names)] if len(pq) else pq  # only the shown runs are aggregated
     same = common.restrict(pq, x)[0] if len(pq) else pq
@@ -78,6 +80,8 @@ def overview(pq: pd.DataFrame, lad: ladder.Ladder | None, metric: str, x: str, r
         agg = pd.DataFrame(columns=["run", x, "metric", "value", "n", "ci_low", "ci_high"])
     else:
         agg = metrics.aggregate(same, by=("run", x), metrics=[metric])
+    n = pd.to_numeric(agg["n"], errors="coerce").fillna(0)
+    agg = agg.assign(thin=(n > 0) & (n < metrics.THIN_N), small=(n > 0) & (n < metrics.SMALL_N))
     return agg, cell_states(pq, run_names, cols, x=x), cols
 
 
