@@ -14,6 +14,27 @@ import pandas as pd
 from emb_s_core import diagnose
 
 
+def plumbing_checks(ws, access_run: str, qa_run: str, judge: str) -> list[str]:
+    """One line per part of this view (access run, QA run, judge) made by the offline plumbing-check model
+    (``llm.LOCAL_MODEL``, the same test as ``Gateway.is_local``): its quadrants measure nothing, and the page and
+    ``emb-s diagnose`` say so beside them. Empty when every part is a real model (or a retriever)."""
+    from emb_s_core import llm, qa, runs
+    from emb_s_core import judge as judge_mod
+
+    made_by = {}
+    listed = runs.list_runs(ws)
+    system = listed.loc[listed["run"] == access_run, "system"]
+    made_by[f"access run {access_run}"] = str(system.iloc[0]) if len(system) else ""
+    qa_row = qa.get_qa_run(ws, qa_run)
+    made_by[f"QA run {qa_run}"] = str(qa_row["model"]) if qa_row else ""
+    made_by[f"judge {judge}"] = judge.removeprefix("llm:") if judge != judge_mod.REFERENCE else ""
+    local = [part for part, model in made_by.items() if model == llm.LOCAL_MODEL]
+    if not local:
+        return []
+    return [f"{' and '.join(local)}: {llm.LOCAL_MODEL} is the {llm.LOCAL_LABEL}. These quadrants show that the "
+            "pipeline runs; they say nothing about evidence use."]
+
+
 def caption_parts(df: pd.DataFrame, judge: str, k: int, access_threshold: float, score_threshold: float) -> dict:
     """What the caption line says about one quadrant frame: its rungs, K, n (classified cells) and the rule."""
     return {"rungs": sorted(df["rung"].unique()) if len(df) else [], "k": k,
