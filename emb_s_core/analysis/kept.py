@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from emb_s_core import bank, ladder, tokens
-from emb_s_core.ladder import BUILT, OFFICIAL, Ladder
+from emb_s_core.analysis import views
+from emb_s_core.ladder import BUILT, Ladder
 from emb_s_core.store import Workspace
 
 COLUMNS = ["domain", "queries", "kept", "dropped", "gold_tokens", "base_needed", "near_miss_tokens",
@@ -94,7 +95,7 @@ def _view_rows(lad: Ladder) -> pd.DataFrame:
     kept = lad.kept
     if "ladder" in kept:
         kinds = kept["ladder"].fillna(BUILT)
-        kept = next((kept[kinds == kind] for kind in (BUILT, OFFICIAL) if (kinds == kind).any()), kept[kinds == BUILT])
+        kept = kept[kinds == (views.kind_in_view(kinds) or BUILT)]
     return kept
 
 

@@ -48,13 +48,20 @@ class LadderInView:
         return self.rungs[0] if self.rungs else None
 
 
+def kind_in_view(kinds: Iterable[str]) -> str | None:
+    """Which of the ladder kinds present a view is about: built, else official; None when only the twin (or
+    nothing) is there."""
+    present = set(kinds)
+    return next((k for k in (ladder.BUILT, ladder.OFFICIAL) if k in present), None)
+
+
 def ladder_in_view(names: Iterable[str] | ladder.Ladder | None) -> LadderInView:
     """The :class:`LadderInView` of rung (or scale) names in ladder order, or of a loaded ladder (all its kinds)."""
     if isinstance(names, ladder.Ladder):
         names = names.names
     names = list(dict.fromkeys(names or []))
     kinds = [ladder.kind_of(n) for n in names]
-    kind = next((k for k in (ladder.BUILT, ladder.OFFICIAL) if k in kinds), None)
+    kind = kind_in_view(kinds)
     return LadderInView(kind, tuple(n for n, k in zip(names, kinds) if k == kind),
                         tuple(n for n, k in zip(names, kinds) if k == ladder.BENIGN),
                         tuple(n for n, k in zip(names, kinds) if k != ladder.BENIGN))
