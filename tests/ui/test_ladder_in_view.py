@@ -172,6 +172,9 @@ def test_ladder_page_mixing_figure_is_the_built_pair(env):
     assert "benign:full" not in json.dumps(mixing_fig)
     assert "full" in shown or "full" in json.dumps(mixing_fig["layout"])
     assert list(at.dataframe[-1].value["rung"]) == ["3K", "full"]
+    built = ladder.load(env).names
+    assert "benign" not in json.dumps(figs[0]["data"])  # composition: the built ladder, not run on into the twin
+    assert at.selectbox(key="url_coverage_rung").options == built  # a twin rung's stored coverage is its built one's
 
 
 def test_home_counts_the_twin_apart_and_shows_no_internal_notes(env):
