@@ -12,9 +12,10 @@ from typing import Sequence
 import pandas as pd
 
 from emb_s_core import diagnose
+from emb_s_core.store import Workspace
 
 
-def plumbing_checks(ws, access_run: str, qa_run: str, judge: str) -> list[str]:
+def plumbing_checks(ws: Workspace, access_run: str, qa_run: str, judge: str) -> list[str]:
     """One line per part of this view (access run, QA run, judge) made by the offline plumbing-check model
     (``llm.LOCAL_MODEL``, the same test as ``Gateway.is_local``): its quadrants measure nothing, and the page and
     ``emb-s diagnose`` say so beside them. Empty when every part is a real model (or a retriever)."""
