@@ -133,7 +133,7 @@ def test_single_domain_bank_skips_mixed_rungs_with_a_message(tmp_path):
     assert any("32K/medical skipped: no other domain's pool to mix in" in m for m in lad.messages)
 
 
-def test_no_rung_is_built_twice_with_the_same_documents_and_queries(tmp_path):
+def test_no_rung_is_built_twice_with_the_same_documents_and_queries(tmp_path, capsys):
     """One domain: the union of the base pools IS the base rung, so no ``shared`` rung beside it (the README's own
     HotpotQA example showed two identical columns); a base that holds the whole bank leaves only the base rung."""
     folder = make_bank(tmp_path / "b", n_docs=200, n_queries=10)
@@ -153,6 +153,12 @@ def test_no_rung_is_built_twice_with_the_same_documents_and_queries(tmp_path):
         "shared", "note"]
     stored = ladder.load(w)
     assert stored.names == lad.names and [r.order for r in stored.rungs] == list(range(len(lad.rungs)))
+    from emb_s_core.cli import main
+
+    capsys.readouterr()
+    assert main(["ladder", "show", "--workspace", str(tmp_path / "ws")]) == 0
+    shown = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert ["shared", "absent", "not", "built:", "same", "documents", "and", "queries", "as", "16K/medical"] in shown
     docs = [json.loads(line) for line in (folder / "documents.jsonl").read_text().splitlines()]
     write_jsonl(tmp_path / "one" / "documents.jsonl", [dict(d, domain="medical") for d in docs])
     (tmp_path / "one" / "queries.jsonl").write_text((folder / "queries.jsonl").read_text())
