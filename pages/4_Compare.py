@@ -132,7 +132,8 @@ with tab_live:
         st.markdown("**What if a bank query read differently?** Pick one, edit it, and see where its gold and hard "
                     "negatives land on every rung, beside the stored ranks")
         qs = data.queries(path, v)
-        qids = [q for q in kept.evaluated(lad) if q in qs.index]  # only queries the ladder kept have rungs
+        on_ladder = set(kept.evaluated(lad))  # only queries the ladder kept have rungs to search
+        qids = [q for q in qs.index if q in on_ladder]
         if len(qids) < len(qs):
             st.caption(f"{len(qids):,} of {len(qs):,} bank queries are on the ladder (the others were left out when "
                        "it was built: the Ladder page says why).")

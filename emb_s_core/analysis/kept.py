@@ -108,7 +108,7 @@ def n_evaluated(lad: Ladder | None) -> int | None:
 
 
 def evaluated(lad: Ladder | None) -> list[str]:
-    """The qids the view's ladder evaluates (kept), in bank order of its table: what a query picker offers."""
+    """The qids the view's ladder evaluates (kept), in its table's order (by domain): what a query picker offers."""
     if lad is None:
         return []
     rows = _view_rows(lad)

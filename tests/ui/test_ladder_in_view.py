@@ -129,7 +129,8 @@ def test_live_box_says_what_a_retriever_costs_before_it_runs(env):
 
 def test_whatif_offers_the_kept_queries_and_says_why_one_is_absent(env):
     lad = ladder.load(env)
-    kept_qids = list(lad.kept.loc[lad.kept["kept"].astype(bool), "qid"])
+    on_ladder = set(lad.kept.loc[lad.kept["kept"].astype(bool), "qid"])
+    kept_qids = [q for q in bank.queries(env)["qid"] if q in on_ladder]  # in bank order, as before
     at = run_page("4_Compare.py", {"ws": str(env.path)})
     clean(at)
     offered = [o.split(" · ")[0] for o in at.selectbox(key="whatif_pick").options]
