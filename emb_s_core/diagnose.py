@@ -53,7 +53,7 @@ def quadrants(ws: Workspace, access_run: str, qa_run: str, judge: str = judge_mo
         raise EmbSError(f"no QA run named {qa_run!r}", fix="answer with `emb-s qa` first; `emb-s qa --list` shows them.")
     if k < 1:
         raise EmbSError(f"-k must be ≥ 1, got {k}", fix="pass -k N with N ≥ 1.")
-    judge = judge_mod.judge_name(judge) if judge != judge_mod.REFERENCE and not judge.startswith("llm:") else judge
+    judge = judge_mod.judge_name(judge) if not judge.startswith("llm:") else judge
     answers = qa.load_answers(ws, [qa_run])[["rung", "qid", "answer", "context_ids", "status"]].rename(
         columns={"status": "qa_status"})
     if rungs:
@@ -112,7 +112,7 @@ def judge_agreement(ws: Workspace, judge: str = judge_mod.REFERENCE, score_thres
     (false credit, false reject, n and which set; see :mod:`emb_s_core.labels`): shown wherever its scores are."""
     from emb_s_core import labels
 
-    name = judge if judge == judge_mod.REFERENCE or judge.startswith("llm:") else judge_mod.judge_name(judge)
+    name = judge if judge.startswith("llm:") else judge_mod.judge_name(judge)
     return labels.agreement(ws, name, score_threshold)
 
 

@@ -40,6 +40,8 @@ from emb_s_core.schema import UNPARSEABLE
 from emb_s_core.store import Workspace
 
 REFERENCE = "reference"
+LEARNED = "learned"  # the reference judge with a learned reading where its rules fall back to token F1 (opt-in)
+OFFLINE = (REFERENCE, LEARNED)  # judges that make no model call
 REFERENCE_VERSION = "reference_v10"  # v1: containment; v2: + alternatives, negation; v3: issue 22; v4: + doubt;
 # v5: other forms of the answer, asides, possessives (blind round 3); v6: conclusions, short names (blind round 4);
 # v7: a sentence-long gold may have a quarter of its words in other words; v8-v10: read on blind rounds 5-7
@@ -288,7 +290,14 @@ def judge_messages(prompt: protocol.Prompt, question: str, answer: str, predicti
 
 # --------------------------------------------------------------------------------------------- running
 def judge_name(judge: str) -> str:
-    return REFERENCE if judge == REFERENCE else f"llm:{judge}"
+    return judge if judge in OFFLINE else f"llm:{judge}"
+
+
+def rule_version(judge: str) -> str | None:
+    """The rule an offline judge's rows are written under (rows of another are judged again); None for LLMs."""
+    from emb_s_core import equivalence
+
+    return {REFERENCE: REFERENCE_VERSION, LEARNED: f"{equivalence.CODE_VERSION}+{REFERENCE_VERSION}"}.get(judge)
 
 
 def load_judgments(ws: Workspace, judges: list[str] | None = None, qa_runs: list[str] | None = None) -> pd.DataFrame:
@@ -330,20 +339,23 @@ def judge(ws: Workspace, qa_run: str, judge: str = REFERENCE, gateway: llm.Gatew
     """
     todo = pending(ws, qa_run, judge, repeats, rungs, limit)
     name = judge_name(judge)
-    if judge != REFERENCE:
+    if judge not in OFFLINE:
         if gateway is None:
             raise EmbSError("an LLM judge needs a model gateway", fix="pass --judge MODEL (a litellm model string).")
         gateway.check_credentials()
     prompt = protocol.load_prompt("judge")
     for start in range(0, len(todo), batch_size):
         chunk = todo.iloc[start:start + batch_size]
-        if judge == REFERENCE:
+        if judge in OFFLINE:
+            from emb_s_core import equivalence
+
+            read = reference_score if judge == REFERENCE else equivalence.score
             rows = []
             for a, t, al, q in zip(chunk["answer"], chunk["true_answer"], chunk["answer_aliases"],
                                    chunk["question"]):
-                got = reference_score(a, t, list(al) if al is not None else [], question=q)
+                got = read(a, t, list(al) if al is not None else [], question=q)
                 rows.append({"score": float(got["score"]), "status": llm.OK, "raw": got["reason"],
-                             "prompt_version": REFERENCE_VERSION, "cost": 0.0})
+                             "prompt_version": rule_version(judge), "cost": 0.0})
         else:
             batch = [judge_messages(prompt, q, t, a) for q, t, a in
                      zip(chunk["question"], chunk["true_answer"], chunk["answer"])]
@@ -389,8 +401,8 @@ def pending(ws: Workspace, qa_run: str, judge: str, repeats: int, rungs: list[st
     df["repeat"] = np.tile(np.arange(repeats), len(answers)) if len(answers) else []
     done = load_judgments(ws, [judge_name(judge)], [qa_run])
     done = done[done["status"] != llm.ERROR]
-    if judge == REFERENCE:  # rows of an older rule are judged again
-        done = done[done["prompt_version"] == REFERENCE_VERSION]
+    if judge in OFFLINE:  # rows of an older rule are judged again
+        done = done[done["prompt_version"] == rule_version(judge)]
     keys = set(zip(done["rung"], done["qid"], done["repeat"].astype(int)))
     mask = [(r, q, int(p)) not in keys for r, q, p in zip(df["rung"], df["qid"], df["repeat"])]
     return df[mask].reset_index(drop=True)
