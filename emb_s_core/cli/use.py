@@ -26,8 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     _add_scope(p)
     p.add_argument("-k", type=int, default=10, help="ids asked for and kept (default 10)")
     p.add_argument("--name", default=None, help="run name (default localize:MODEL@K)")
-    p.add_argument("--id-rule", choices=("docid_v3", "raw_integers_v1"), default="docid_v3",
-                   help="how replies are read: docid_v3 (DocID mentions / JSON list first, numbering and counts "
+    p.add_argument("--id-rule", choices=("docid_v4", "raw_integers_v1"), default="docid_v4",
+                   help="how replies are read: docid_v4 (DocID mentions / JSON list first, numbering and counts "
                         "skipped, ids not shown dropped; default) or raw_integers_v1 (the paper's: every integer)")
     p.set_defaults(func=cmd_localize, default_max_tokens=64)
 

@@ -333,7 +333,7 @@ def test_access_vs_use_shows_judge_agreement_and_labels_an_answer(use_ws, monkey
     at = run_page("6_Access_vs_Use.py", params)
     assert_clean(at)
     lines = [t.value for t in at.text]
-    assert any("judge reference (reference_v10)" in t and "false credit" in t and "held-out" in t for t in lines)
+    assert any("judge reference (reference_v11)" in t and "false credit" in t and "held-out" in t for t in lines)
     at.radio(key="label_verdict").set_value("right")
     at.button(key="label_save").click().run()
     assert_clean(at)
