@@ -31,6 +31,7 @@ import pandas as pd
 import pyarrow as pa
 
 from emb_s_core import answer_match, llm, protocol, qa
+from emb_s_core.llm import structured
 from emb_s_core.errors import EmbSError
 from emb_s_core.schema import UNPARSEABLE
 from emb_s_core.store import Workspace
@@ -346,6 +347,7 @@ def judge(ws: Workspace, qa_run: str, judge: str = REFERENCE, gateway: llm.Gatew
         if gateway is None:
             raise EmbSError("an LLM judge needs a model gateway", fix="pass --judge MODEL (a litellm model string).")
         gateway.check_credentials()
+        gateway, asked = structured.asking(gateway, structured.JUDGE)  # the score in one field where supported
     prompt = protocol.load_prompt("judge")
     for start in range(0, len(todo), batch_size):
         chunk = todo.iloc[start:start + batch_size]
@@ -365,10 +367,11 @@ def judge(ws: Workspace, qa_run: str, judge: str = REFERENCE, gateway: llm.Gatew
             results = gateway.complete_many(batch, salts=[int(r) or None for r in chunk["repeat"]])
             rows = []
             for res in results:
-                score = parse_score(res.text) if res.status == llm.OK else None
+                score = parse_score(structured.unwrap(structured.JUDGE, res.text)) if res.status == llm.OK else None
                 status = res.status if res.status != llm.OK else (llm.OK if score is not None else UNPARSEABLE)
                 rows.append({"score": None if score is None else float(score), "status": status,
-                             "raw": (res.text or res.error or "")[:RAW_LIMIT], "prompt_version": prompt.version,
+                             "raw": (res.text or res.error or "")[:RAW_LIMIT],
+                             "prompt_version": prompt.version + (structured.SUFFIX if asked else ""),
                              "cost": res.cost})
         out = pd.concat([chunk[["rung", "qid", "repeat"]].reset_index(drop=True), pd.DataFrame(rows)], axis=1)
         out.insert(0, "qa_run", qa_run)

@@ -19,6 +19,7 @@ import pandas as pd
 
 from emb_s_core import ladder as ladder_mod
 from emb_s_core import llm, protocol, provenance, runs
+from emb_s_core.llm import structured
 from emb_s_core.errors import EmbSError
 from emb_s_core.store import Workspace
 
@@ -347,6 +348,7 @@ def _done(ws: Workspace, run: str) -> set[tuple[str, str]]:
 def estimate(ws: Workspace, gateway: llm.Gateway, k: int = 10, rungs: list[str] | None = None,
              limit: int | None = None, name: str | None = None) -> dict:  # the id rule costs nothing
     """Calls, tokens and the cost upper bound of a localization run, before it starts."""
+    gateway, _ = structured.asking(gateway, structured.LOCALIZE)  # the calls the run will make (and their cache)
     prompt = protocol.load_prompt("localize")
     plan = _plan(ws, gateway, k, rungs, limit, name or default_name(gateway.model, k), prompt)
     dnf = [p for p in plan if p["messages"] is None]
@@ -365,10 +367,11 @@ def localize(ws: Workspace, gateway: llm.Gateway, k: int = 10, name: str | None 
     if id_rule not in ID_RULES:
         raise EmbSError(f"unknown id rule {id_rule!r}", fix=f"use one of: {', '.join(ID_RULES)}.")
     gateway.check_credentials()
+    gateway, asked = structured.asking(gateway, structured.LOCALIZE)  # ids under a JSON schema where supported
     prompt = protocol.load_prompt("localize")
     name = name or default_name(gateway.model, k)
     config = {"model": gateway.model, "k": k, "prompt_version": prompt.version, "prompt_sha": prompt.digest,
-              "id_rule": id_rule,
+              "id_rule": id_rule, **({"structured": True} if asked else {}),
               "window": gateway.window,
               "max_tokens": gateway.max_tokens, "temperature": gateway.temperature,
               provenance.LADDER_KEY: provenance.ladder_hashes(ladder_mod.load(ws))}
@@ -404,7 +407,7 @@ def _row(entry: dict, result: llm.CallResult, k: int, prompt_version: str, id_ru
         status = runs.DOES_NOT_FIT if result.status == llm.DOES_NOT_FIT else runs.ERROR
         return {"rung": entry["rung"], "qid": entry["qid"], "doc_ids": [], "scores": None, "status": status,
                 "detail": detail}
-    ids, dropped = read_ids(result.text, k, entry["context_ids"], id_rule)
+    ids, dropped = read_ids(structured.unwrap(structured.LOCALIZE, result.text), k, entry["context_ids"], id_rule)
     detail["audit"] = audit(result.text, ids, entry["context_ids"], entry["context"], dropped)
     detail["reply"] = (result.text or "")[:2000]
     return {"rung": entry["rung"], "qid": entry["qid"], "doc_ids": ids, "scores": None, "status": runs.OK,

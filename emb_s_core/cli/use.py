@@ -153,7 +153,10 @@ def cmd_judge(args: argparse.Namespace) -> int:
         prompt = protocol.load_prompt("judge")
         batch = [judge.judge_messages(prompt, q, t, a) for q, t, a in
                  zip(todo["question"], todo["true_answer"], todo["answer"])]
-        print_estimate(gw.estimate(batch, salts=[int(r) or None for r in todo["repeat"]]))
+        from emb_s_core.llm import structured
+
+        asking, _ = structured.asking(gw, structured.JUDGE)  # the calls the run will make (and their cache)
+        print_estimate(asking.estimate(batch, salts=[int(r) or None for r in todo["repeat"]]))
     elif args.estimate:
         print(f"estimate: the {args.judge} judge makes no model call (cost $0)")
     if args.estimate:

@@ -247,7 +247,7 @@ def test_reference_and_llm_judges_with_agreement(ws, monkeypatch):
     judge.judge(ws, name, "gpt-4o-mini", gw(ws, max_tokens=4), repeats=2)
     assert calls["n"] == 24
     raw = judge.load_judgments(ws, ["llm:gpt-4o-mini"], [name])
-    assert raw["prompt_version"].eq("judge_v2").all() and len(raw) == 24
+    assert raw["prompt_version"].eq("judge_v2+schema").all() and len(raw) == 24  # gpt-4o-mini takes a JSON schema
 
 
 def test_judge_bad_inputs(ws):
