@@ -40,6 +40,8 @@ def main() -> None:
     p.add_argument("--target", type=float, default=equivalence.TARGET_FALSE_CREDIT)
     p.add_argument("--out", default=None)
     p.add_argument("--features", default=None, help="an .npy file to keep the features in between runs")
+    p.add_argument("--write-figures", action="store_true",
+                   help="store the pooled figures (credited = score ≥ 4) in emb_s_core/labelled/agreement.json")
     args = p.parse_args()
     t0 = time.time()
     template = labels.load_set("answers.jsonl")
@@ -110,6 +112,27 @@ def main() -> None:
         print("pooled", part, " ".join(f"{n} {fmt(v)} ({v['false_credits']}/{v['n_wrong']}, "
                                        f"{v['false_rejects']}/{v['n_right']})" for n, v in d.items()))
     print(out["machine"])
+    if args.write_figures:
+        write_figures(out)
+
+
+def write_figures(out: dict) -> None:
+    """The learned judge's pooled leave-one-round-out figures, overall and per dataset, under its rule name in
+    ``agreement.json`` (beside the reference judge's), shown wherever its scores are."""
+    path = ROOT / "emb_s_core" / "labelled" / labels.FIGURES
+    stored = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    keep = ("n_wrong", "n_right", "false_credit", "false_reject")
+
+    def rates_of(part: dict) -> dict:
+        r = {k: part["learned"][k] for k in keep}
+        return {"n": r["n_wrong"] + r["n_right"], **r}
+
+    rule = judge.rule_version(judge.LEARNED)
+    stored[rule] = {"blind_loo": {"rule": rule, "labelled_set": labels.LOO_SET,
+                                  "thresholds": {"4": rates_of(out["pooled"]["all"])},
+                                  "datasets": {d: {"4": rates_of(out["pooled"][d])} for d in DATASETS}}}
+    path.write_text(json.dumps(stored, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {path}")
 
 
 def fmt(r: dict) -> str:

@@ -43,6 +43,8 @@ BLIND_SET = "emb_s_core/labelled/answers_blind.jsonl (blind_r8: written by hand,
 # the worst honest figure first: replies the rules never saw, then the template items
 MEASURED_SPLITS = {"blind_r8": ("answers_blind.jsonl", BLIND_SET), "held_out": ("answers.jsonl", PACKAGED_SET)}
 WORKSPACE_SET = "this workspace's labels"
+LOO_SET = ("emb_s_core/labelled/answers_blind.jsonl (each blind round held out of the learned judge's training in "
+           "turn, pooled; rounds 1-7 were read to tune the rules it builds on)")
 FIGURES = "agreement.json"
 THRESHOLDS = (1, 2, 3, 4, 5)
 COLUMNS = ["judge", "rule", "labelled_set", "dataset", "n", "n_wrong", "n_right", "false_credit", "false_credit_low",
@@ -142,11 +144,11 @@ def agreement(ws: Workspace | None, judge: str, score_threshold: float = 4) -> p
     from emb_s_core import judge as judge_mod
 
     rows = []
-    stored = stored_figures().get(judge_mod.REFERENCE_VERSION, {}) if judge == judge_mod.REFERENCE else {}
+    rule_name = judge_mod.rule_version(judge)
+    stored = stored_figures().get(rule_name, {}) if rule_name else {}  # figures of today's rule only
     t = str(int(score_threshold)) if float(score_threshold).is_integer() else None
-    for split in MEASURED_SPLITS:  # the worst honest figure first
-        figures = stored.get(split)
-        if figures is None or t not in figures["thresholds"]:
+    for figures in stored.values():  # stored with the worst honest figure first
+        if t not in figures["thresholds"]:
             continue
         rows.append({"judge": judge, "rule": figures["rule"], "labelled_set": figures["labelled_set"],
                      "dataset": ALL, **with_intervals(figures["thresholds"][t]), "threshold": score_threshold})
@@ -159,7 +161,7 @@ def agreement(ws: Workspace | None, judge: str, score_threshold: float = 4) -> p
         joined = labels.merge(scored, on=["qa_run", "rung", "qid"], how="inner")
         joined = joined[joined["score"].notna()]
         if len(joined):
-            rule = judge_mod.REFERENCE_VERSION if judge == judge_mod.REFERENCE else "llm"
+            rule = rule_name or "llm"
             rows.insert(0, {"judge": judge, "rule": rule, "labelled_set": WORKSPACE_SET, "dataset": ALL,
                             **with_intervals(rates(joined["correct"].astype(bool).tolist(),
                                                    (joined["score"] >= score_threshold).tolist())),

@@ -124,3 +124,18 @@ def test_the_learned_judge_runs_offline_on_a_qa_run(ws, monkeypatch):  # noqa: F
     assert rows.loc["p00", "score"] == 0 and rows.loc["p00", "raw"] == "refusal"
     assert (rows.drop(index="p00")["score"] >= 4).all()
     assert judge.pending(ws, name, judge.LEARNED, 1, None, None).empty
+
+
+def test_its_measured_agreement_is_stored_for_todays_rule_and_shown():
+    """bench/bench_equivalence.py --write-figures stores the leave-one-round-out figures under today's rule name
+    (a new CODE_VERSION or reference rule finds none until it is measured again), per dataset."""
+    from emb_s_core import diagnose
+
+    df = labels.agreement(None, judge.LEARNED, 4)
+    assert set(df["labelled_set"]) == {labels.LOO_SET} and set(df["rule"]) == {judge.rule_version(judge.LEARNED)}
+    assert set(df["dataset"]) == {labels.ALL, "hotpotqa", "musique", "2wiki", "locomo"}
+    overall = df[df["dataset"] == labels.ALL].iloc[0]
+    assert overall["n"] > 4000 and overall["false_credit"] <= 0.05
+    assert any("held out of the learned judge's training" in line
+               for line in diagnose.agreement_lines(None, judge.LEARNED))
+    assert labels.agreement(None, judge.LEARNED, 3).empty  # measured only at the "answered well" line it credits
