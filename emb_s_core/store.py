@@ -146,10 +146,25 @@ def lock_holder(path: str | os.PathLike[str]) -> dict | None:
     return info if isinstance(info, dict) else None
 
 
+def _command_label() -> str:
+    """What the lock file says is writing: the program and its subcommand (``emb-s eval``), never the rest of the
+    command line, which may hold a key or a URL with credentials and outlives a killed process."""
+    from emb_s_core.llm.secrets import redact
+
+    program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else Path(sys.executable).name
+    if program in ("__main__.py", "cli", "-m", "-c"):
+        program = "emb-s"
+    words = [w for w in sys.argv[1:] if not w.startswith("-")][:1]
+    return redact(" ".join([program, *words]))[:80]
+
+
 def _describe(holder: dict | None) -> str:
     if not holder:
         return "another process"
-    return f"pid {holder.get('pid')} ({str(holder.get('command', '?'))[:120]}) since {holder.get('since', '?')}"
+    from emb_s_core.llm.secrets import redact  # a lock file written before commands were stored short
+
+    command = redact(str(holder.get("command", "?")).split(" -")[0])[:80]
+    return f"pid {holder.get('pid')} ({command}) since {holder.get('since', '?')}"
 
 
 def _acquire_file_lock(path: Path, wait: bool) -> int:
@@ -185,7 +200,7 @@ def _acquire_file_lock(path: Path, wait: bool) -> int:
             if not same:
                 os.close(fd)
                 continue
-            info = {"pid": os.getpid(), "command": " ".join(sys.argv)[:500] or sys.executable,
+            info = {"pid": os.getpid(), "command": _command_label(),
                     "since": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
             os.ftruncate(fd, 0)
             os.pwrite(fd, json.dumps(info).encode("utf-8"), 0)

@@ -24,7 +24,7 @@ def guard() -> Iterator[None]:
     try:
         yield
     except EmbSError as exc:
-        st.error(md(exc))  # messages quote paths, names and values from the data: shown as text
+        st.error(md(data.hide_root(exc)))  # messages quote paths, names, values from the data: shown as text
         st.stop()
 
 
@@ -39,7 +39,7 @@ def pick_workspace(required: bool = True) -> tuple[str, int] | None:
         try:
             wanted = data.allowed_workspace(wanted)
         except EmbSError as exc:  # a link naming a folder outside the data root: say so, open the default instead
-            st.error(md(exc))
+            st.error(md(data.hide_root(exc)))
             state.put(ws=None)
             wanted = None
     with st.sidebar:
@@ -56,10 +56,11 @@ def pick_workspace(required: bool = True) -> tuple[str, int] | None:
             try:
                 choice = data.allowed_workspace(typed.strip())
             except EmbSError as exc:
-                st.error(md(exc))
+                st.error(md(data.hide_root(exc)))
     if not choice:
         if required:
-            st.info(f"No workspace yet under {md(data.data_dir())}. Open **Home** to build the demo workspace, or "
+            st.info(f"No workspace yet in the data folder ({md(data.shown_path(data.data_dir()))}). Open **Home** to "
+                    "build the demo workspace, or "
                     "create one with the command below.")
             command("emb-s import --format native PATH --workspace", Path(data.data_dir()) / "mybank")
             st.stop()
@@ -177,4 +178,4 @@ def analysis_view(title: str) -> View:
 def command(head: str, workspace: str | Path, tail: str = "") -> None:
     """The command that fixes what a message says, naming the real workspace folder (shell-quoted), never a
     placeholder; shown as a code block, which renders its text literally."""
-    st.code(f"{head} {shlex.quote(str(workspace))}{' ' + tail if tail else ''}", language="bash")
+    st.code(f"{head} {shlex.quote(data.shown_path(workspace))}{' ' + tail if tail else ''}", language="bash")
