@@ -16,6 +16,8 @@ a repeat is not a position (MRR and nDCG would otherwise count it, unlike pytrec
 """
 from __future__ import annotations
 
+import re
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,43 +46,66 @@ def guess_format(path: Path) -> str:
 
 
 def read_trec(path: Path, rung: str | None = None) -> list[Ranked]:
-    """Rankings per qid of a TREC run file (sorted by score desc, then rank asc)."""
-    per_qid: dict[str, list[tuple[float, int, int, int]]] = {}
+    """Rankings per qid of a TREC run file (sorted by score desc, then rank asc).
+
+    Streamed: each line is checked as it is read and kept as four numbers in compact arrays (about 28 bytes a line,
+    not a Python tuple), and at most the ``run_lines`` limit of lines (README, Limits) is read, so a file far
+    larger than any real run ends in one line naming the limit instead of minutes and gigabytes."""
+    per_qid: dict[str, tuple[array, array, array]] = {}  # -score, rank, doc id
     first_line: dict[str, int] = {}
+    bound = validate.limits().run_lines
+    count = 0
     for line_no, line in validate.read_lines(path):  # UTF-8 and a bounded line, or one clear error
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         where = at(path, line_no)
+        count += 1
+        if count > bound:
+            validate.check_limit("run_lines", count, f"{path} (stopped reading at line {line_no:,})")
         parts = line.split()
         if len(parts) != 6:
             raise EmbSError(f"expected 6 fields `qid Q0 docid rank score tag`, got {len(parts)}", where=where,
                             fix="write one retrieved document per line in TREC format.")
         qid, _, docid, rank, score, _ = parts
-        validate.check_identifier(qid, where, "qid")
+        qid = validate.check_identifier(qid, where, "qid", spaces=False)
         doc = _trec_int(docid, where, "docid", "use the bank's integer doc ids (see documents.jsonl / `emb-s info`).")
         r = _trec_int(rank, where, "rank", "rank must be an integer.")
         try:
+            if not score.isascii() or "_" in score:  # float() reads "1_0" and other scripts' digits too
+                raise ValueError(score)
             s = float(score)
         except ValueError:
             raise EmbSError(f"score {score!r} is not a number", where=where, fix="score must be a number.") from None
         validate.check_score(s, where)
-        per_qid.setdefault(qid, []).append((-s, r, doc, line_no))
-        first_line.setdefault(qid, line_no)
+        rows = per_qid.get(qid)
+        if rows is None:
+            rows = per_qid[qid] = (array("d"), array("q"), array("q"))
+            first_line[qid] = line_no
+        rows[0].append(-s)
+        rows[1].append(r)
+        rows[2].append(doc)
     out = []
-    for qid, rows in per_qid.items():
-        rows.sort()
-        keep = _first_occurrences([d for _, _, d, _ in rows])
-        out.append(Ranked(qid, rung, [rows[i][2] for i in keep], [-rows[i][0] for i in keep], first_line[qid],
-                          len(rows) - len(keep)))
+    for qid, (neg_scores, ranks, docs) in per_qid.items():
+        order = np.lexsort((np.frombuffer(ranks, np.int64), np.frombuffer(neg_scores, np.float64)))
+        ids = np.frombuffer(docs, np.int64)[order].tolist()
+        scores = (-np.frombuffer(neg_scores, np.float64)[order]).tolist()
+        keep = _first_occurrences(ids)
+        out.append(Ranked(qid, rung, [ids[i] for i in keep], [scores[i] for i in keep], first_line[qid],
+                          len(ids) - len(keep)))
     return out
 
 
+#: a TREC integer: ASCII digits with an optional sign, nothing else (``int()`` would also take ``1_0``, ``١٠``
+#: and fullwidth ``１２`` and silently read another id)
+_ASCII_INT = re.compile(r"[+-]?[0-9]+")
+
+
 def _trec_int(text: str, where: str, field: str, fix: str) -> int:
-    """A 64-bit integer field of a TREC line (a larger one would overflow the stored int64)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise EmbSError(f"{field} {text[:40]!r} is not an integer", where=where, fix=fix) from None
+    """A 64-bit integer field of a TREC line, plain ASCII decimal (a larger one would overflow the stored int64)."""
+    if not _ASCII_INT.fullmatch(text):
+        raise EmbSError(f"{field} {text[:40]!r} is not an integer (plain ASCII decimal digits 0-9)", where=where,
+                        fix=fix)
+    value = int(text)
     if not validate.INT64_MIN <= value <= validate.INT64_MAX:
         raise EmbSError(f"{field} {text[:30]} is outside the 64-bit range", where=where, fix=fix)
     return value
