@@ -55,28 +55,21 @@ def read_trec(path: Path, rung: str | None = None) -> list[Ranked]:
     first_line: dict[str, int] = {}
     bound = validate.limits().run_lines
     count = 0
+    qids: dict[str, str] = {}  # as written -> as checked (NFC): each distinct qid is checked once
     for line_no, line in validate.read_lines(path):  # UTF-8 and a bounded line, or one clear error
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        where = at(path, line_no)
         count += 1
         if count > bound:
             validate.check_limit("run_lines", count, f"{path} (stopped reading at line {line_no:,})")
         parts = line.split()
-        if len(parts) != 6:
-            raise EmbSError(f"expected 6 fields `qid Q0 docid rank score tag`, got {len(parts)}", where=where,
-                            fix="write one retrieved document per line in TREC format.")
-        qid, _, docid, rank, score, _ = parts
-        qid = validate.check_identifier(qid, where, "qid", spaces=False)
-        doc = _trec_int(docid, where, "docid", "use the bank's integer doc ids (see documents.jsonl / `emb-s info`).")
-        r = _trec_int(rank, where, "rank", "rank must be an integer.")
-        try:
-            if not score.isascii() or "_" in score:  # float() reads "1_0" and other scripts' digits too
-                raise ValueError(score)
-            s = float(score)
-        except ValueError:
-            raise EmbSError(f"score {score!r} is not a number", where=where, fix="score must be a number.") from None
-        validate.check_score(s, where)
+        fast = _fast_fields(parts) if len(parts) == 6 else None
+        if fast is None:  # something is wrong: the careful reading says what, where
+            fast = _checked_fields(parts, at(path, line_no))
+        raw_qid, doc, r, s = fast
+        qid = qids.get(raw_qid)
+        if qid is None:
+            qid = qids[raw_qid] = validate.check_identifier(raw_qid, at(path, line_no), "qid", spaces=False)
         rows = per_qid.get(qid)
         if rows is None:
             rows = per_qid[qid] = (array("d"), array("q"), array("q"))
@@ -93,6 +86,39 @@ def read_trec(path: Path, rung: str | None = None) -> list[Ranked]:
         out.append(Ranked(qid, rung, [ids[i] for i in keep], [scores[i] for i in keep], first_line[qid],
                           len(ids) - len(keep)))
     return out
+
+
+def _fast_fields(parts: list[str]) -> tuple[str, int, int, float] | None:
+    """(qid, doc id, rank, score) of a well-formed line, or None for any line :func:`_checked_fields` must read."""
+    qid, _, docid, rank, score, _ = parts
+    if not (docid.isascii() and docid.isdigit() and rank.isascii() and rank.isdigit() and score.isascii()
+            and "_" not in score and len(docid) < 19 and len(rank) < 19):
+        return None
+    try:
+        value = float(score)
+    except ValueError:
+        return None
+    if not abs(value) <= validate.FLOAT32_MAX:  # also NaN
+        return None
+    return qid, int(docid), int(rank), value
+
+
+def _checked_fields(parts: list[str], where: str) -> tuple[str, int, int, float]:
+    """The fields of one TREC line, or the EmbSError saying what is wrong with it."""
+    if len(parts) != 6:
+        raise EmbSError(f"expected 6 fields `qid Q0 docid rank score tag`, got {len(parts)}", where=where,
+                        fix="write one retrieved document per line in TREC format.")
+    qid, _, docid, rank, score, _ = parts
+    doc = _trec_int(docid, where, "docid", "use the bank's integer doc ids (see documents.jsonl / `emb-s info`).")
+    r = _trec_int(rank, where, "rank", "rank must be an integer.")
+    try:
+        if not score.isascii() or "_" in score:  # float() reads "1_0" and other scripts' digits too
+            raise ValueError(score)
+        s = float(score)
+    except ValueError:
+        raise EmbSError(f"score {score!r} is not a number", where=where, fix="score must be a number.") from None
+    validate.check_score(s, where)
+    return qid, doc, r, s
 
 
 #: a TREC integer: ASCII digits with an optional sign, nothing else (``int()`` would also take ``1_0``, ``١٠``

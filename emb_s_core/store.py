@@ -33,7 +33,7 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import pandas as pd
 import pyarrow as pa
@@ -483,6 +483,47 @@ class Workspace:
         if full:
             raise disk_full_error(self.path) from None
 
+    def check_writable(self, tables: Iterable[str]) -> None:
+        """Refuse, before anything is registered, a run or edit that could not write ``tables``: each existing
+        table's folder must accept a new file (a read-only ``results.lance`` would otherwise fail after the run
+        was recorded, or mid-run)."""
+        for name in tables:
+            folder = self.path / "lance" / f"{name}.lance"
+            for sub in (folder, folder / "data"):
+                if not sub.is_dir():
+                    continue
+                try:
+                    _probe(sub)
+                except OSError as exc:
+                    raise EmbSError(f"table {name!r} of the workspace {self.path} cannot be written: "
+                                    f"{exc.strerror or exc} ({sub})",
+                                    fix="make the workspace writable by this user (or copy it to a writable "
+                                        "folder); nothing was changed or registered.") from None
+
+    def restore(self, version: int) -> int:
+        """A new version whose tables and settings are those of recorded ``version`` (the way back from a damaged
+        table: Lance keeps the old table versions, so nothing is copied and nothing later is deleted; the later
+        versions stay in the history). Returns the new version number."""
+        with self.writer():
+            self.refresh()
+            self._rollback_uncommitted()
+            target = self._historic_manifest(int(version))
+            tables = {}
+            for name, table_version in target.get("tables", {}).items():
+                tbl = self.db.open_table(name)
+                if tbl.version != int(table_version):
+                    tbl.restore(int(table_version))
+                tables[name] = tbl.version
+            manifest = dict(self._manifest)
+            manifest["tables"] = tables
+            manifest["settings"] = dict(target.get("settings", {}))
+            manifest["version"] = self.version + 1
+            self._append_history(manifest)
+            self._write_manifest(manifest)
+            self._manifest = manifest
+            self._rollback_uncommitted()  # tables the restored version did not have are dropped from the folder
+        return self.version
+
     def _require_transaction(self) -> None:
         if not self._in_transaction:
             raise RuntimeError("workspace writes must happen inside `with ws.transaction():`")
@@ -555,6 +596,15 @@ class Workspace:
         if committed != self.table_versions():
             self._manifest["tables"] = committed
             self._write_manifest(self._manifest)
+
+
+def _probe(folder: Path) -> None:
+    """Create and remove one empty file in ``folder``: OSError when this process may not write there."""
+    import tempfile
+
+    fd, name = tempfile.mkstemp(dir=folder, prefix=".emb-s-probe-")
+    os.close(fd)
+    os.unlink(name)
 
 
 def _fix_for(table: str, workspace: str) -> str:

@@ -26,6 +26,45 @@ def guard() -> Iterator[None]:
     except EmbSError as exc:
         st.error(md(data.hide_root(exc)))  # messages quote paths, names, values from the data: shown as text
         st.stop()
+    except Exception as exc:  # noqa: BLE001 - a damaged table is one line too; anything else is re-raised
+        line = damage_line(exc)
+        if line is None:
+            raise
+        st.error(md(line))
+        st.stop()
+
+
+def damage_line(exc: BaseException) -> str | None:
+    """The one line for a damaged or unwritable workspace (``emb_s_core.damage``), names relative to the data root;
+    None when ``exc`` is something else."""
+    from emb_s_core.damage import explain
+
+    wanted = state.get("ws")
+    try:
+        path = data.allowed_workspace(wanted) if wanted else None
+    except EmbSError:
+        path = None
+    if path is None:
+        known = data.list_workspaces()
+        path = known[0] if len(known) == 1 else None
+    line = explain(path, exc) if path else None
+    return None if line is None else data.hide_root(line)
+
+
+@contextmanager
+def page_guard() -> Iterator[None]:
+    """Around the whole page: a damaged or unwritable workspace (a truncated table file, a deleted table folder, a
+    read-only cache) is one error line naming the table and the way back, never a traceback; any other exception
+    is left to Streamlit."""
+    try:
+        yield
+    except EmbSError as exc:
+        st.error(md(data.hide_root(exc)))
+    except Exception as exc:  # noqa: BLE001 - only storage damage is explained; the rest is re-raised
+        line = damage_line(exc)
+        if line is None:
+            raise
+        st.error(md(line))
 
 
 def pick_workspace(required: bool = True) -> tuple[str, int] | None:

@@ -52,12 +52,21 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except BrokenPipeError:  # output piped into head/less that closed early
         return 0
-    except Exception as exc:  # a full disk outside a transaction (e.g. SQLite's LLM cache): one line too
+    except Exception as exc:  # a full disk, a damaged or unwritable table or cache: one line too
         from emb_s_core.store import disk_full_error, is_disk_full
 
-        if not is_disk_full(exc) or not getattr(args, "workspace", None):
+        workspace = getattr(args, "workspace", None)
+        if not workspace:
             raise
-        print(f"emb-s: error: {disk_full_error(args.workspace)}", file=sys.stderr)
+        if is_disk_full(exc):
+            print(f"emb-s: error: {disk_full_error(workspace)}", file=sys.stderr)
+            return 2
+        from emb_s_core.damage import explain
+
+        damage = explain(workspace, exc)
+        if damage is None:
+            raise
+        print(f"emb-s: error: {damage}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("emb-s: interrupted; finished work is kept and the next run resumes.", file=sys.stderr)
