@@ -4,18 +4,9 @@ never gets the absolute data root; hints name workspaces relative to the server'
 one name (`runs=overlap,overlap`, `emb-s figure heatmap --runs overlap,overlap`)."""
 from __future__ import annotations
 
-from streamlit.testing.v1 import AppTest
-
 from conftest import REPO
-
-
-def run_page(page: str, params: dict) -> AppTest:
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=90)
-    for k, v in params.items():
-        at.query_params[k] = v
-    if page != "1_Home.py":
-        at.switch_page(f"pages/{page}")
-    return at.run()
+from streamlit.testing.v1 import AppTest
+from test_text_only import run_page
 
 
 def shown(at: AppTest) -> str:
