@@ -35,8 +35,8 @@ FORMATS = ("trec", "jsonl")
 class Ranked:
     qid: str
     rung: str | None
-    doc_ids: list[int]
-    scores: list[float] | None
+    doc_ids: list[int] | np.ndarray  # a TREC file's rankings stay arrays (10M lines in a few hundred MB)
+    scores: list[float] | np.ndarray | None
     line: int
     repeats: int = 0  # repeated doc ids dropped from this ranking (the first, best-placed occurrence is kept)
 
@@ -80,11 +80,10 @@ def read_trec(path: Path, rung: str | None = None) -> list[Ranked]:
     out = []
     for qid, (neg_scores, ranks, docs) in per_qid.items():
         order = np.lexsort((np.frombuffer(ranks, np.int64), np.frombuffer(neg_scores, np.float64)))
-        ids = np.frombuffer(docs, np.int64)[order].tolist()
-        scores = (-np.frombuffer(neg_scores, np.float64)[order]).tolist()
-        keep = _first_occurrences(ids)
-        out.append(Ranked(qid, rung, [ids[i] for i in keep], [scores[i] for i in keep], first_line[qid],
-                          len(ids) - len(keep)))
+        ids = np.frombuffer(docs, np.int64)[order]
+        scores = -np.frombuffer(neg_scores, np.float64)[order]
+        keep = np.sort(np.unique(ids, return_index=True)[1])  # first (best-placed) occurrence of each id
+        out.append(Ranked(qid, rung, ids[keep], scores[keep], first_line[qid], len(ids) - len(keep)))
     return out
 
 
