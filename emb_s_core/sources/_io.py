@@ -126,8 +126,9 @@ def iter_parquet(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
     Why: Parquet compresses and dictionary-encodes, so a 7 KB file can hold a 200 MB cell and a 23 KB file gigabytes
     of repeated text. From the metadata first: distinct column names (pyarrow would silently keep one of two
-    ``text`` columns) and no column chunk whose uncompressed size passes the file's bound. Then text columns are
-    read as dictionaries, a few rows at a time, and each row's decoded size is checked against the record limit
+    ``text`` columns) and no column chunk whose uncompressed size passes the file's bound. Then every byte column,
+    nested ones too (a list of strings), is read as a dictionary, a few rows at a time, and each row's decoded size
+    (computed from value lengths, indices and list offsets, without decoding) is checked against the record limit
     (``record_bytes``, as for a JSON Lines line) and the running total against ``PARQUET_EXPANSION`` × the file size
     (at least ``PARQUET_MIN_TOTAL``), before a row becomes Python objects."""
     import pyarrow as pa
@@ -158,27 +159,15 @@ def iter_parquet(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                                 f"{column.total_uncompressed_size:,} bytes uncompressed, more than the "
                                 f"{total_limit:,} a {path.stat().st_size:,}-byte file may expand to", where=str(path),
                                 fix="write the bank as JSON Lines, or as Parquet without extreme compression.")
-    def is_text(kind: pa.DataType) -> bool:
-        if pa.types.is_dictionary(kind):
-            return is_text(kind.value_type)
-        return (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind)
-                or pa.types.is_large_binary(kind))
-
-    texts = [f.name for f in pf.schema_arrow if is_text(f.type)]
+    byte_columns = [c.path for c in pf.schema if c.physical_type in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY")]
     total = 0
     i = 0
     try:
-        pf = pq.ParquetFile(path, read_dictionary=texts)  # repeated text stays one value until it is checked
+        pf = pq.ParquetFile(path, read_dictionary=byte_columns)  # repeated text stays one value until checked
         for batch in pf.iter_batches(batch_size=PARQUET_BATCH):
             sizes = np.zeros(batch.num_rows, dtype=np.int64)
-            for name in texts:
-                array = batch.column(name)
-                if pa.types.is_dictionary(array.type):
-                    lengths = pc.binary_length(array.dictionary).fill_null(0).to_numpy(zero_copy_only=False)
-                    index = array.indices.fill_null(0).to_numpy(zero_copy_only=False)
-                    sizes += lengths[index] if len(lengths) else 0
-                else:
-                    sizes += pc.binary_length(array).fill_null(0).to_numpy(zero_copy_only=False)
+            for column in batch.columns:
+                sizes += _decoded_sizes(column, pa, pc)
             if len(sizes) and int(sizes.max()) > cell_limit:
                 row = i + int(sizes.argmax()) + 1
                 validate.check_limit("record_bytes", int(sizes.max()), f"{path} row {row}")
@@ -196,6 +185,33 @@ def iter_parquet(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     except Exception as exc:  # noqa: BLE001
         raise EmbSError(f"cannot read Parquet file ({validate_message(exc)})", where=str(path),
                         fix="check that it is a valid Parquet file.") from None
+
+
+def _decoded_sizes(array, pa, pc) -> np.ndarray:
+    """Bytes each row of ``array`` takes once decoded, computed without decoding: a dictionary's value lengths
+    taken by index, text lengths, lists summed through their offsets, structs field by field (numbers count 0)."""
+    n = len(array)
+    if isinstance(array, pa.ChunkedArray):
+        return np.concatenate([_decoded_sizes(c, pa, pc) for c in array.chunks]) if array.num_chunks else \
+            np.zeros(0, np.int64)
+    kind = array.type
+    if pa.types.is_dictionary(kind):
+        lengths = _decoded_sizes(array.dictionary, pa, pc)
+        index = array.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        return lengths[index] if len(lengths) else np.zeros(n, np.int64)
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind) \
+            or pa.types.is_large_binary(kind):
+        return pc.binary_length(array).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        inner = np.concatenate([[0], np.cumsum(_decoded_sizes(array.values, pa, pc))])
+        offsets = array.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
+        return inner[offsets[1:]] - inner[offsets[:-1]]
+    if pa.types.is_struct(kind):
+        out = np.zeros(n, np.int64)
+        for f in range(kind.num_fields):
+            out += _decoded_sizes(array.field(f), pa, pc)
+        return out
+    return np.zeros(n, np.int64)
 
 
 def validate_message(exc: BaseException) -> str:

@@ -209,3 +209,18 @@ def test_the_limit_is_documented():
     assert validate.LIMIT_ENV["run_lines"] == "EMB_S_MAX_RUN_LINES"
     with pytest.raises(EmbSError):
         validate.check_limit("run_lines", validate.limits().run_lines + 1, "x")
+
+
+def test_a_dictionary_bomb_inside_a_list_column_is_refused_before_decoding(tmp_path):
+    """A 4 MiB string repeated 20 times in each row's list: each row is 80 MiB once decoded, the file 4 KB."""
+    folder = tmp_path / "nested"
+    folder.mkdir()
+    values = pa.DictionaryArray.from_arrays(pa.array([0] * 20_000, pa.int32()), pa.array(["x" * (4 << 20)]))
+    lists = pa.ListArray.from_arrays(pa.array(range(0, 20_001, 20), pa.int32()), values)
+    pq.write_table(pa.table({"doc_id": pa.array(range(1000), pa.int64()), "text": ["ok"] * 1000, "aliases": lists}),
+                   folder / "documents.parquet", compression="zstd")
+    del values, lists
+    _queries_parquet(folder)
+    before, start = _peak_mib(), time.monotonic()
+    assert_import_fails(tmp_path, "native", folder, "documents.parquet row 1: 83,886,082 exceeds the limit record_bytes")
+    assert time.monotonic() - start < 20 and _peak_mib() - before < 500
