@@ -212,6 +212,7 @@ def _case(obj: dict, where: str) -> dict:
     qid = validate.text_field(obj, "qid", where)
     if not qid.strip():
         raise EmbSError("a case needs a qid, found an empty one", where=where, fix="give every case its qid.")
+    qid = validate.check_identifier(qid.strip(), where, "qid")  # the one id rule: NFC, no control characters
     run = validate.text_field(obj, "run", where, required=False)
     rung = validate.text_field(obj, "rung", where, required=False)
     return {"qid": qid.strip(), "run": (run or "").strip() or None, "rung": (rung or "").strip() or None}
