@@ -22,6 +22,7 @@ from emb_s_core.llm.secrets import redact
 from emb_s_core.store import LOCK_FILE, Workspace, WorkspaceBusy, lock_holder
 from testkit.dashboard_factory import build_workspace
 from testkit.http import MisbehavingEndpoint
+from testkit.use_bank import scripted, use_base_ws, ws  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.timeout(180)
 REPO = Path(__file__).resolve().parents[2]
@@ -129,3 +130,20 @@ def test_notes_and_cases_exports_escape_formulas_and_round_trip(ws_dir, tmp_path
     written = cases.to_text(listed, "csv")
     assert "'=evil()" in written
     assert cases.read(written.encode("utf-8"), "csv")["run"].tolist() == ["=evil()"]  # the escape is undone
+
+
+def test_a_reply_stored_unmasked_earlier_is_shown_masked(ws, monkeypatch):  # noqa: F811
+    """A workspace written before replies were masked: the drill-down's answers (CLI and dashboard read them through
+    analysis.drilldown) show the key masked."""
+    from emb_s_core import qa
+    from emb_s_core.analysis import drilldown
+    from emb_s_core.llm import gateway
+
+    monkeypatch.setattr(gateway, "redact", lambda text: str(text))  # as the store was written before
+    gw = llm.Gateway.for_workspace(ws, "gpt-4o-mini", params={"mock_response": "x"}, backoff=0.001)
+    scripted(monkeypatch, lambda m: f"the answer, and my key {KEY}")
+    name = qa.answer(ws, gw, setting="global", rungs=["2K/geography"], limit=1)
+    stored = qa.load_answers(ws, [name])
+    assert stored["answer"].str.contains(KEY, regex=False).all()  # the old, unmasked store
+    shown = drilldown.query_answers(ws, stored["qid"].iloc[0])
+    assert not shown["answer"].str.contains(KEY, regex=False).any() and shown["answer"].str.contains("***", regex=False).all()
