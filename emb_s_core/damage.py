@@ -113,8 +113,8 @@ def explain(path: str | os.PathLike[str], exc: BaseException) -> EmbSError | Non
     good = last_good_version(root, name)
     if good is not None:
         fix = (f"restore version {good}, the newest whose {name} table reads in full: `emb-s history --workspace "
-               f"{_quote(root)} --restore {good}` (a new version with its content; later work on the workspace is "
-               "set aside, nothing is deleted), or restore the folder from a backup.")
+               f"{_quote(root)} --restore {good}` (a new version with its tables; the later versions stay in the "
+               "history, nothing is deleted), or restore the folder from a backup.")
     else:
         fix = ("no earlier version of that table reads in full: restore the workspace folder from a backup, or "
                "import the bank again into a new workspace.")

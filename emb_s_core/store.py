@@ -502,13 +502,14 @@ class Workspace:
 
     def restore(self, version: int) -> int:
         """A new version whose tables and settings are those of recorded ``version`` (the way back from a damaged
-        table: Lance keeps the old table versions, so nothing is copied and nothing later is deleted; the later
-        versions stay in the history). Returns the new version number."""
+        table: Lance keeps the old table versions, so nothing is copied and nothing is deleted: the later versions
+        stay in the history, and a table made after ``version`` — notes, labels — is kept as it is now). Returns the
+        new version number."""
         with self.writer():
             self.refresh()
             self._rollback_uncommitted()
             target = self._historic_manifest(int(version))
-            tables = {}
+            tables = dict(self.table_versions())
             for name, table_version in target.get("tables", {}).items():
                 tbl = self.db.open_table(name)
                 if tbl.version != int(table_version):
@@ -521,7 +522,6 @@ class Workspace:
             self._append_history(manifest)
             self._write_manifest(manifest)
             self._manifest = manifest
-            self._rollback_uncommitted()  # tables the restored version did not have are dropped from the folder
         return self.version
 
     def _require_transaction(self) -> None:
