@@ -42,3 +42,13 @@ def test_repeated_run_names_are_one_name_in_the_cli_figure(dash_ws, tmp_path, ca
     once = tmp_path / "once.html"
     assert main(["figure", "heatmap", "-w", str(dash_ws), "--runs", "overlap", "--out", str(once)]) == 0
     assert out.stat().st_size > 0 and "Traceback" not in capsys.readouterr().err
+
+
+def test_a_www_literal_after_an_underscore_is_not_autolinked():
+    """GFM starts a www. autolink after whitespace or any of * _ ~ (: an id joined with '_' (the id rule) must not
+    become a link either."""
+    from ui.safe import WORD_JOINER, md
+
+    for text in ("q1_www.example.com", "*www.example.com", "(www.example.com", "~www.x.org", "www.example.com"):
+        assert "www." not in md(text).replace("\\", ""), text
+        assert md(text).replace("\\", "").replace(WORD_JOINER, "") == text
