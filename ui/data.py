@@ -46,9 +46,11 @@ def shown_path(path: str | Path) -> str:
 
 
 def hide_root(text: object) -> str:
-    """``text`` (an error message) with the data folder's absolute path and the server's working folder removed:
-    ``/srv/emb/data/demo`` → ``data/demo`` or ``demo``."""
-    out = str(text)
+    """``text`` (an error message) with secrets masked and the absolute paths of the data folder and the server's
+    working folder removed: ``/srv/emb/data/demo`` → ``data/demo`` or ``demo``."""
+    from emb_s_core.llm.secrets import redact
+
+    out = redact(text)  # and no secret-shaped string either
     here = str(Path.cwd())
     if len(here) > 1:
         out = out.replace(here + os.sep, "")

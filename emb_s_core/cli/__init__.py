@@ -48,7 +48,9 @@ def main(argv: list[str] | None = None) -> int:
         with writer_settings(wait=not getattr(args, "no_wait", False)):
             result = args.func(args)
     except EmbSError as exc:
-        print(f"emb-s: error: {exc}", file=sys.stderr)
+        from emb_s_core.llm.secrets import redact  # the last net: no secret-shaped string in any error line
+
+        print(f"emb-s: error: {redact(exc)}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into head/less that closed early
         return 0
@@ -62,11 +64,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"emb-s: error: {disk_full_error(workspace)}", file=sys.stderr)
             return 2
         from emb_s_core.damage import explain
+        from emb_s_core.llm.secrets import redact
 
         damage = explain(workspace, exc)
         if damage is None:
             raise
-        print(f"emb-s: error: {damage}", file=sys.stderr)
+        print(f"emb-s: error: {redact(damage)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("emb-s: interrupted; finished work is kept and the next run resumes.", file=sys.stderr)

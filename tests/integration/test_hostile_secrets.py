@@ -147,3 +147,11 @@ def test_a_reply_stored_unmasked_earlier_is_shown_masked(ws, monkeypatch):  # no
     assert stored["answer"].str.contains(KEY, regex=False).all()  # the old, unmasked store
     shown = drilldown.query_answers(ws, stored["qid"].iloc[0])
     assert not shown["answer"].str.contains(KEY, regex=False).any() and shown["answer"].str.contains("***", regex=False).all()
+
+
+def test_every_error_line_of_the_cli_is_masked(ws_dir, capsys):
+    """The last net: an error naming a secret-shaped string anywhere (here a run name a user pasted a key into) is
+    printed masked."""
+    assert main(["runs", "delete", f"run-{KEY}", "-w", str(ws_dir)]) == 2
+    err = capsys.readouterr().err
+    assert KEY not in err and "no run named 'run-***'" in err and err.startswith("emb-s: error: ")
