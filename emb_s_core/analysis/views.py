@@ -151,6 +151,7 @@ def cell_states(per_query_df: pd.DataFrame, run_names: list[str], cols: list[str
     the model; error when all failed otherwise; "not run" when the run stored nothing there. Neither of the last
     three is ever drawn as a zero.
     """
+    run_names = list(dict.fromkeys(run_names))  # a repeated name is one name (one row per run)
     grid = pd.MultiIndex.from_product([run_names, cols], names=["run", x]).to_frame(index=False)
     if per_query_df.empty:
         grid["state"] = CELL_NOT_RUN
@@ -181,7 +182,7 @@ def figure(ws: Workspace, kind: str, metric: str = "SR@10", *, run_names: list[s
     if not all_runs:
         raise EmbSError(f"the workspace {ws.path} has no runs",
                         fix=f"evaluate a retriever first (`emb-s eval --workspace {ws.cli} --retriever bm25`).")
-    chosen = run_names or all_runs
+    chosen = list(dict.fromkeys(run_names or all_runs))  # `--runs bm25,bm25` names one run
     unknown = [r for r in chosen if r not in all_runs]
     if unknown:
         raise EmbSError(f"no run named {', '.join(unknown)}", fix=f"use some of: {', '.join(all_runs)}.")
