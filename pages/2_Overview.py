@@ -5,9 +5,8 @@ import html
 
 import streamlit as st
 
-from emb_s_core import metrics
 from emb_s_core.analysis import paper_table, run_state, views
-from emb_s_core.figures import curves, heatmap, style
+from emb_s_core.figures import overview
 from ui import data, state, widgets
 from ui.safe import md
 
@@ -43,17 +42,16 @@ with widgets.guard():
         st.warning("No query matches the filters in the sidebar: widen the domain, task-type or source filter.")
         st.stop()
     view_data = data.illusion_overview(path, v, x, metric, tuple(chosen), domains, tasks, sources, twin, tags)
-agg, states, cols = view_data["agg"], view_data["states"], view_data["columns"]
-rows, twins, eff = view_data["rows"], view_data["twins"], view_data["effective"]
+states, cols = view_data["states"], view_data["columns"]
+twins, eff = view_data["twins"], view_data["effective"]
 if twin and not twins:
     st.caption("No run has benign-twin results yet: `emb-s ladder build --control benign`, then "
                "`emb-s eval -r SPEC --ladder both`.")
 
-n_q = int(pq["qid"].nunique())
-cap = style.caption(widgets.bank_name(path), cols, metrics.metric(metric).k, n_q,
-                    extra="filtered" if (domains or tasks or sources != "all" or tags) else None)
+cap = overview.caption(view_data, metric, x, widgets.bank_name(path), int(pq["qid"].nunique()),
+                       filtered=bool(domains or tasks or sources != "all" or tags))
 n_missing, missing = views.unscored(states)
-fig = heatmap.heatmap(agg, states, metric, rows, cols, x=x, caption=cap)
+fig = overview.figure("heatmap", view_data, metric, x, caption_text=cap)  # what `emb-s figure heatmap` draws
 event = st.plotly_chart(fig, theme=None, key="heat", on_select="rerun", selection_mode="points", width="stretch")
 widgets.figure_downloads(fig, f"heatmap_{metric}", "heat")
 unfinished = run_state.not_complete(data.run_states(path, v))
@@ -86,10 +84,8 @@ with st.expander("Open the failures of one cell", expanded=False):
                      query_params=state.carried(run=run_pick, **{"from": col_pick}))
 
 st.subheader("Degradation across the ladder")
-lines = {r.run: (r.threshold, f"{r.run}: effective scale {r.effective}") for r in eff.itertuples()} \
-    if metric == "SR@10" and x == "scale" else None
-fig2 = curves.curves(agg, states, metric, rows, cols, x=x, caption=cap, twins=twins, thresholds=lines)
-if lines:
+fig2 = overview.figure("curves", view_data, metric, x, caption_text=cap)  # what `emb-s figure curves` draws
+if overview.thresholds(view_data, metric, x):
     st.caption("Dotted: each run's effective-scale threshold, 0.85 × its SR@10 on the base scale; its effective "
                "scale is the largest scale before SR@10 first falls below that line.")
 st.plotly_chart(fig2, theme=None, key="curves", width="stretch")

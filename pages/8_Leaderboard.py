@@ -60,7 +60,7 @@ st.subheader("As a figure")
 order = table["run"].tolist()
 cap = style.caption(widgets.bank_name(path), board.columns, metrics.metric(metric).k,
                     int(data.filtered(path, v, domains, tasks, sources, tags)["qid"].nunique()),
-                    extra=f"{metrics.CORRECTION_LABELS[correction]}, α = {board.alpha:g}")
+                    extra=f"{metrics.CORRECTION_LABELS[correction]}, α = {board.alpha:g}", unit=x)
 fig = board_figure.leaderboard(board.cells, order, board.columns, metric, board.baseline, x=x, caption=cap)
 st.plotly_chart(fig, theme=None, key="board", width="stretch")
 widgets.figure_downloads(fig, f"leaderboard_{metric}_{correction}", "board")

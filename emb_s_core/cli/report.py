@@ -154,19 +154,30 @@ def _illusion(ws, args: argparse.Namespace) -> int:
         print_json({"gap": gaps.to_dict("records"), "effective_scale": eff.to_dict("records"), "notes": notes,
                     "twin": fill.to_dict("records")})
         return 0
-    print("benign twin: pools, fill (smallest query's pool tokens ÷ the built rung's; mean) and each query's own "
-          "near misses left in its pool (0 by construction)")
+    say = _say(args.format)
+    say("benign twin: pools, fill (smallest query's pool tokens ÷ the built rung's; mean) and each query's own "
+        "near misses left in its pool (0 by construction)")
     _emit(fill, args.format, None)
     print()
-    print("illusion gap = benign twin − adversarial ladder, same queries (paired bootstrap 95% interval, p)")
+    say("illusion gap = benign twin − adversarial ladder, same queries (paired bootstrap 95% interval, p)")
     _emit(gaps.drop(columns=["test"]), args.format, None)
     for note in notes:
-        print(f"note: {note}.")
+        say(f"note: {note}.")
     print()
-    print(f"effective scale: largest scale whose SR@10 stays >= {args.fraction} x its base value "
-          "(domain rungs pooled; '≥ full' = never falls below)")
+    say(f"effective scale: largest scale whose SR@10 stays >= {args.fraction} x its base value "
+        "(domain rungs pooled; '≥ full' = never falls below)")
     _emit(eff, args.format, None)
     return 0
+
+
+def _say(fmt: str | None):
+    """A heading line between the tables: as a LaTeX paragraph (escaped, ASCII) when the tables are LaTeX, so the
+    whole output compiles; as it is otherwise."""
+    from emb_s_core import export
+
+    if fmt == "latex":
+        return lambda line: print(export.latex_escape(line) + r"\par")
+    return print
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -1,0 +1,90 @@
+"""The size a figure is exported at: width, height, font size and whether it carries its title, as presets
+(a paper's column, its text width) or numbers; the same options on ``emb-s figure`` and the pages' downloads.
+
+Why: a figure drawn for the screen (700–900 px wide, 14 px text) set in a 3.5 in paper column shrinks its labels to
+about 5 pt; exporting it at the column's own width with print-size text keeps them legible. Sizes are CSS pixels,
+which kaleido writes to PDF as 0.75 pt each (a 336 px wide figure is a 252 pt = 3.5 in PDF page).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+
+from emb_s_core.errors import EmbSError
+
+PT_PER_PX = 0.75
+#: preset → (width px, font size px, title): a two-column paper's column (3.5 in; its LaTeX caption replaces the
+#: title, which would not fit) and its full text width (7 in), both with 8 pt text
+PRESETS = {"screen": (None, None, True), "column": (336, 11, False), "page": (672, 11, True)}
+LIMITS = {"width": (150, 4000), "height": (100, 4000), "font_size": (5, 48)}
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Export options; ``None`` keeps what the figure has."""
+
+    width: int | None = None
+    height: int | None = None
+    font_size: float | None = None
+    title: bool = True
+
+    @property
+    def is_default(self) -> bool:
+        return self == Layout()
+
+
+def layout(preset: str | None = None, *, width: int | None = None, height: int | None = None,
+           font_size: float | None = None, title: bool | None = None) -> Layout:
+    """A :class:`Layout` from a preset (screen, column, page) with any of its numbers (and ``title``: None keeps
+    the preset's) overridden; out-of-range numbers are a message naming the option."""
+    if preset is not None and preset not in PRESETS:
+        raise EmbSError(f"unknown figure size {preset!r}", fix=f"use one of: {', '.join(PRESETS)}.")
+    pw, pf, pt = PRESETS[preset or "screen"]
+    out = Layout(width if width is not None else pw, height, font_size if font_size is not None else pf,
+                 pt if title is None else title)
+    for name, (lo, hi) in LIMITS.items():
+        value = getattr(out, name)
+        if value is not None and not lo <= value <= hi:
+            raise EmbSError(f"figure {name.replace('_', ' ')} {value:g} is out of range",
+                            fix=f"pass a {name.replace('_', ' ')} between {lo} and {hi} (pixels; 1 px = 0.75 pt).")
+    return out
+
+
+def apply(fig: go.Figure, opts: Layout) -> go.Figure:
+    """A copy of ``fig`` at ``opts``: the width (height scaled with it unless given, so the aspect stays), every
+    font scaled from the base size (title, caption, legend, cell labels keep their proportions), margins scaled
+    with the font, and without title and caption when ``opts.title`` is False (the paper's caption replaces them)."""
+    out = go.Figure(fig)
+    if opts.is_default:
+        return out
+    lay = out.layout
+    old_w, old_h = lay.width or 700, lay.height or 450
+    width = opts.width or old_w
+    height = opts.height or (round(old_h * width / old_w) if opts.width else old_h)
+    base = (lay.font.size if lay.font and lay.font.size else 14)
+    ratio = (opts.font_size / base) if opts.font_size else 1.0
+    update: dict = {"width": width, "height": max(height, 100)}
+    if opts.font_size:
+        update["font"] = dict(size=opts.font_size)
+        if lay.legend and lay.legend.font and lay.legend.font.size:
+            update["legend"] = dict(font=dict(size=lay.legend.font.size * ratio))
+        if lay.title and lay.title.font and lay.title.font.size:
+            update["title_font_size"] = lay.title.font.size * ratio
+        if lay.title and lay.title.subtitle and lay.title.subtitle.font and lay.title.subtitle.font.size:
+            update["title_subtitle_font_size"] = lay.title.subtitle.font.size * ratio
+        for trace in out.data:
+            if "textfont" in trace and trace.textfont and trace.textfont.size:
+                trace.textfont.size = trace.textfont.size * ratio
+            bar = trace.colorbar if "colorbar" in trace else None
+            if bar is not None:  # the colour bar narrows with the text (30 px by default)
+                bar.thickness = (bar.thickness or 30) * min(1.0, ratio)
+    m = lay.margin
+    margin = {k: (getattr(m, k) or 0) * min(1.0, ratio) for k in ("l", "r", "t", "b")} if m else {}
+    if not opts.title:
+        update["title"] = dict(text="", subtitle=dict(text=""))
+        margin["t"] = 20
+    if margin:
+        update["margin"] = margin
+    out.update_layout(**update)
+    return out
