@@ -93,7 +93,7 @@ widgets.figure_downloads(fig2, f"curves_{metric}", "curves")
 
 st.subheader("Table")
 table = view_data["table"]
-st.dataframe(table, hide_index=True, width="stretch")
+widgets.table(table)
 widgets.table_downloads(table, f"overview_{metric}", "overview")
 
 if twins:
@@ -102,20 +102,20 @@ if twins:
                "rung; paired bootstrap 95% interval and sign-flip randomization p-value.")
     with widgets.guard():
         gap = data.illusion_gap(path, v, tuple(chosen), metric, domains, tasks, sources, tags)
-    st.dataframe(gap.drop(columns=["test"]), hide_index=True, width="stretch")
+    widgets.table(gap.drop(columns=["test"]))
     widgets.table_downloads(gap, f"illusion_gap_{metric}", "gap")
     st.caption("The twin each gap is measured on: its pools per rung (per-query = the built rung minus that "
                "query's own near misses, refilled to the same tokens), its fill (smallest query's pool tokens ÷ the "
                "built rung's; mean) and the queries' own near misses left in their pools (0 by construction).")
     fill, stale = data.twin_fill(path, v)
-    st.dataframe(fill, hide_index=True, width="stretch")
+    widgets.table(fill)
     if stale:
         st.warning(md(stale))
 if len(eff):
     st.subheader("Effective scale")
     st.caption("The largest scale at which SR@10 stays at or above 0.85 × its base-scale value (domain rungs "
                "pooled); '≥ full' when it never falls below. Interval: bootstrap over queries, 95%.")
-    st.dataframe(eff.drop(columns=["values"]), hide_index=True, width="stretch")
+    widgets.table(eff.drop(columns=["values"]))
 
 paper = st.toggle("Paper table (Table 3: R@1 / SR@10 / FR@10 per scale, reranking under its base)",
                   value=state.get("paper") == "1", key="url_paper")
@@ -136,11 +136,12 @@ if paper:
                "Unfiltered: the sidebar filters do not apply to the paper table.")
     cells = paper_table.flat(pt)
     n_cols = [c for c in cells.columns if c.endswith(" n")]
-    st.dataframe(cells.drop(columns=n_cols), hide_index=True, width="stretch")
-    st.dataframe(cells[["run", *n_cols]], hide_index=True, width="stretch")
+    widgets.table(cells.drop(columns=n_cols), digits=1)
+    widgets.table(cells[["run", *n_cols]])
     c1, c2, c3, _ = st.columns([1, 1, 1, 3])
     for col, fmt, suffix, mime in ((c1, "latex", "tex", "application/x-tex"), (c2, "markdown", "md", "text/markdown"),
                                    (c3, "csv", "csv", "text/csv")):
         col.download_button(f"⬇ {fmt.capitalize() if fmt != 'latex' else 'LaTeX'}",
-                            data=paper_table.render(pt, fmt).encode("utf-8"), file_name=f"paper_table.{suffix}",
+                            data=lambda f=fmt: paper_table.render(pt, f).encode("utf-8"),
+                            file_name=f"paper_table.{suffix}",
                             mime=mime, key=f"dl_paper_{suffix}", on_click="ignore")

@@ -50,7 +50,7 @@ state.put(desc="1" if descending else "0", detail="1" if detail else None)
 table = board.table(detail=detail, sort_by=sort_by, descending=descending)
 column_help = {c: st.column_config.TextColumn(help=f"mean {metric} at {c}; ▲ ▼ = against the baseline")
                for c in board.columns}
-st.dataframe(table, hide_index=True, width="stretch", column_config=column_help)
+widgets.table(table, column_config=column_help)
 legend = board.legend()
 st.text(legend)  # names from the workspace: shown as text, never as Markdown
 widgets.table_downloads(table, f"leaderboard_{metric}_{correction}", "leaderboard",

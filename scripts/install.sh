@@ -32,3 +32,12 @@ if ! command -v chromium >/dev/null 2>&1; then
     echo "install.sh: chromium not found and apt-get unavailable (not root?); static figure export needs it" >&2
   fi
 fi
+
+if ! command -v pdflatex >/dev/null 2>&1; then  # only the tests use it: they compile every LaTeX export
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq texlive-latex-base >/dev/null) \
+      || echo "install.sh: could not install texlive-latex-base; the LaTeX exports are checked for ASCII only" >&2
+  else
+    echo "install.sh: pdflatex not found and apt-get unavailable (not root?); the LaTeX compile tests will skip" >&2
+  fi
+fi

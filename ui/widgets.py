@@ -148,6 +148,15 @@ def figure_downloads(fig, name: str, key: str) -> None:
                             on_click="ignore")
 
 
+def table(df: pd.DataFrame, digits: int = 4, **kwargs) -> None:
+    """``st.dataframe`` of an analysis table as people read it: every cell through the one formatter
+    (``export.display_frame``: fixed decimals, ``< 0.0001`` p-values, ``–`` for missing), never ``None`` or
+    ``0.00000000001``; downloads keep the full values."""
+    from emb_s_core import export
+
+    st.dataframe(export.display_frame(df, digits), hide_index=True, width="stretch", **kwargs)
+
+
 _TABLE_DOWNLOADS = {"csv": ("CSV", "csv", "text/csv"), "latex": ("LaTeX", "tex", "application/x-tex"),
                     "markdown": ("Markdown", "md", "text/markdown")}
 
