@@ -2,7 +2,8 @@
 # Installs everything EMB-S Diagnostics needs on a fresh Debian machine with Python 3.11, into the project's own
 # virtual environment `.venv` (created here), so the machine's other Python packages can neither break this install
 # nor be broken by it: the Python stack (torch pinned to the CPU wheel), the model-carrying wheels, the package itself
-# (editable), and Debian's chromium for plotly's static export and the browser tests. Safe to re-run.
+# (editable), Debian's chromium for plotly's static export and the browser tests, and texlive-latex-base for the tests
+# that compile every LaTeX export. Safe to re-run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
