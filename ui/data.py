@@ -203,7 +203,7 @@ def paired(path: str, v: int, run_a: str, run_b: str, metric: str, columns: tupl
     too unless ``twin`` is False): one row per column with its ladder."""
     tests = report.compare_by(_ws(path, v), run_a, run_b, metric, columns, x=x, twin=twin,
                               per_query_df=filtered(path, v, domains, tasks, sources, tags))
-    return tests[["rung", "ladder", "column", *report.PAIRED_COLUMNS[1:]]]
+    return tests[[x, "ladder", "column", *report.PAIRED_COLUMNS[1:]]]
 
 
 @st.cache_resource(max_entries=ENTRIES, show_spinner=False)

@@ -111,7 +111,8 @@ def compare_by(ws: Workspace, run_a: str, run_b: str, metric: str, columns: Sequ
                seed: int = 0) -> pd.DataFrame:
     """:func:`compare` over a view's ``columns`` (rungs or pooled scales, see :func:`pooled`; in the order given),
     with ``ladder`` (built, official or benign) and ``column`` (the name within its ladder: ``benign:64K`` → ``64K``)
-    so a figure can draw the twin beside its ladder on the same axis instead of as more columns."""
+    so a figure can draw the twin beside its ladder on the same axis instead of as more columns. The first column is
+    named ``x`` (``rung`` or ``scale``): pooled scales are titled as what they are."""
     from emb_s_core import ladder
 
     pq = pooled(per_query_df if per_query_df is not None else _per_query(ws, [run_a, run_b]), x, twin)
@@ -121,7 +122,7 @@ def compare_by(ws: Workspace, run_a: str, run_b: str, metric: str, columns: Sequ
     tests = tests.sort_values("rung", key=lambda s: s.map(order), kind="stable").reset_index(drop=True)
     tests.insert(1, "ladder", tests["rung"].map(ladder.kind_of))
     tests.insert(2, "column", tests["rung"].map(ladder.plain_name))
-    return tests
+    return tests.rename(columns={"rung": x})
 
 
 def left_out_metrics(kept: pd.DataFrame, every: pd.DataFrame) -> list[str]:

@@ -17,10 +17,11 @@ def deltas(tests: pd.DataFrame, run_a: str, run_b: str, metric: str, *, caption:
     With ``ladder`` / ``column`` (``analysis.report.compare_by``) the benign twin is a second series of hollow
     markers beside its ladder's point on the same column, not more columns; ``x`` names the columns (rung or
     scale)."""
+    name = x if x in tests else "rung"  # the column holding the full names (analysis.report.compare_by names it x)
     t = tests.dropna(subset=["delta"])
     if "ladder" not in t:
-        t = t.assign(ladder="built", column=t["rung"])
-    columns = list(dict.fromkeys(tests["column"] if "column" in tests else tests["rung"]))
+        t = t.assign(ladder="built", column=t[name])
+    columns = list(dict.fromkeys(tests["column"] if "column" in tests else tests[name]))
     fig = go.Figure()
     fig.add_hline(y=0, line=dict(color="#888888", dash="dot"))
     series = list(dict.fromkeys(t["ladder"]))
@@ -33,7 +34,7 @@ def deltas(tests: pd.DataFrame, run_a: str, run_b: str, metric: str, *, caption:
                         symbol="circle-open" if twin else "circle", line=dict(width=2)),
             error_y=dict(type="data", symmetric=False, array=(part["ci_high"] - part["delta"]).to_numpy(),
                          arrayminus=(part["delta"] - part["ci_low"]).to_numpy(), thickness=1.5),
-            customdata=part[["p_value", "n", "ci_low", "ci_high", "rung"]].to_numpy(),
+            customdata=part[["p_value", "n", "ci_low", "ci_high", name]].to_numpy(),
             hovertemplate=(f"{x} %{{customdata[4]}}<br>Δ = %{{y:.3f}}<br>95% CI [%{{customdata[2]:.3f}}, "
                            "%{customdata[3]:.3f}]<br>p = %{customdata[0]:.4g}<br>n = %{customdata[1]}"
                            "<extra></extra>")))
@@ -52,6 +53,8 @@ def win_loss(tests: pd.DataFrame, run_a: str, run_b: str, *, caption: str = "", 
     if "ladder" in tests:
         tests = tests.assign(rung=[c if k != "benign" else f"{c} · benign"
                                    for c, k in zip(tests["column"], tests["ladder"])])
+    elif x in tests:
+        tests = tests.assign(rung=tests[x])
     fig = go.Figure()
     for col, name, color in (("wins", f"{run_a} better", style.OKABE_ITO[2]), ("ties", "tie", "#BBBBBB"),
                              ("losses", f"{run_b} better", style.OKABE_ITO[3])):

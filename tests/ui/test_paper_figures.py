@@ -100,6 +100,7 @@ def test_compare_forest_plot_by_scale_with_the_twin_beside(env):
     assert deltas["layout"]["xaxis"]["title"]["text"] == "scale"
     table = at.dataframe[0].value
     assert set(table["ladder"]) == {"built", "benign"} and len(table) == 2 * len(scales)
+    assert table.columns[0] == "scale" and "rung" not in table.columns  # pooled scales are titled "scale"
     off = run_page("4_Compare.py", {"ws": str(env.path), "a": "bm25", "b": "static", "twin": "0", "x": "rung"})
     points = [t for t in json.loads(off.get("plotly_chart")[0].proto.spec)["data"] if t.get("mode") == "markers"]
     assert [t["name"] for t in points] == ["built ladder"] and points[0]["x"] == _rungs(env)
