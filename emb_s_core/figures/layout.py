@@ -51,8 +51,14 @@ def layout(preset: str | None = None, *, width: int | None = None, height: int |
     return out
 
 
+def _proportional(old_w: int, old_h: int, width: int) -> int:
+    """The height at a new width: in proportion, but not below 0.6 × the width (or the old height, if smaller), so a
+    wide heatmap of 27 rungs brought to a column keeps room for its rows instead of shrinking to a strip."""
+    return round(max(old_h * width / old_w, min(old_h, 0.6 * width)))
+
+
 def apply(fig: go.Figure, opts: Layout) -> go.Figure:
-    """A copy of ``fig`` at ``opts``: the width (height scaled with it unless given, so the aspect stays), every
+    """A copy of ``fig`` at ``opts``: the width (height scaled with it unless given, see :func:`_proportional`), every
     font scaled from the base size (title, caption, legend, cell labels keep their proportions), margins scaled
     with the font, and without title and caption when ``opts.title`` is False (the paper's caption replaces them)."""
     out = go.Figure(fig)
@@ -61,7 +67,7 @@ def apply(fig: go.Figure, opts: Layout) -> go.Figure:
     lay = out.layout
     old_w, old_h = lay.width or 700, lay.height or 450
     width = opts.width or old_w
-    height = opts.height or (round(old_h * width / old_w) if opts.width else old_h)
+    height = opts.height or (_proportional(old_w, old_h, width) if opts.width else old_h)
     base = (lay.font.size if lay.font and lay.font.size else 14)
     ratio = (opts.font_size / base) if opts.font_size else 1.0
     update: dict = {"width": width, "height": max(height, 100)}

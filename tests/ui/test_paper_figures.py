@@ -173,7 +173,10 @@ def test_layout_presets_and_limits():
     fig = go.Figure(go.Scatter(x=[1], y=[1]), layout=dict(width=900, height=520, font=dict(size=14),
                                                           title=dict(text="t", font=dict(size=18))))
     col = layout.apply(fig, layout.layout("column"))
-    assert col.layout.width == 336 and col.layout.height == round(520 * 336 / 900)
+    assert col.layout.width == 336 and col.layout.height == round(0.6 * 336)  # 520 × 336 / 900 would be 194
+    wide = go.Figure(layout=dict(width=1908, height=468))  # a heatmap of 27 rungs: rows keep their room
+    assert layout.apply(wide, layout.layout("column")).layout.height == round(0.6 * 336)
+    assert layout.apply(wide, layout.layout(width=3816)).layout.height == 936  # in proportion when larger
     assert col.layout.font.size == 11 and col.layout.title.text == ""  # the LaTeX caption replaces it
     titled = layout.apply(fig, layout.layout("column", title=True, height=300, font_size=9))
     assert titled.layout.title.text == "t" and titled.layout.height == 300
