@@ -212,3 +212,18 @@ def test_heatmap_pdf_is_vector_at_the_size_asked(env, tmp_path):
     board = leaderboard.for_workspace(Workspace(env.path), "SR@10", "bm25", n_boot=50, n_resamples=200)
     fig = board_figure.leaderboard(board.cells, RUNS, board.columns, "SR@10", "bm25", x="scale")
     assert not re.search(rb"/Subtype\s*/Image", export.figure_to(fig, "pdf", opts=layout.layout("page")))
+
+
+def test_page_export_size_controls_reach_the_downloaded_file(env, downloads):
+    at = run_page("2_Overview.py", {"ws": str(env.path), "x": "scale"})
+    at.selectbox(key="fig_heat_size").set_value("column")
+    at.number_input(key="fig_heat_font").set_value(9)
+    at.run()
+    assert not at.exception and not at.error
+    html = downloads["heatmap_SR_10.html"]().decode("utf-8")
+    assert '"width":336' in html and '"size":9' in html  # the column preset, the font asked for
+    assert "across the ladder" not in html  # no title on a column figure: the LaTeX caption replaces it
+    curves = downloads["curves_SR_10.html"]().decode("utf-8")
+    assert '"width":336' not in curves and "as the pool grows" in curves  # each figure has its own controls
+    at.number_input(key="fig_heat_w").set_value(20).run()  # out of range: said, the page stays
+    assert not at.exception and any("out of range" in e.value for e in at.error)
