@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from conftest import REPO
 from emb_s_core import evaluate, export, twin
-from emb_s_core.analysis import views
+from emb_s_core.analysis import report, views
 from emb_s_core.cli import main
 from emb_s_core.figures import compare, layout, vector
 from emb_s_core.store import Workspace
@@ -101,9 +101,20 @@ def test_compare_forest_plot_by_scale_with_the_twin_beside(env):
     table = at.dataframe[0].value
     assert set(table["ladder"]) == {"built", "benign"} and len(table) == 2 * len(scales)
     assert table.columns[0] == "scale" and "rung" not in table.columns  # pooled scales are titled "scale"
+    cli = report.compare_by(Workspace(env.path), "bm25", "static", "SR@10", None, x="scale")  # `emb-s compare`
+    assert cli["scale"].tolist() == table["scale"].tolist()
+    assert [f"{v:.4f}" for v in cli["delta"]] == table["delta"].tolist()  # the page shows it at 4 decimals
     off = run_page("4_Compare.py", {"ws": str(env.path), "a": "bm25", "b": "static", "twin": "0", "x": "rung"})
     points = [t for t in json.loads(off.get("plotly_chart")[0].proto.spec)["data"] if t.get("mode") == "markers"]
     assert [t["name"] for t in points] == ["built ladder"] and points[0]["x"] == _rungs(env)
+
+
+def test_cli_compare_by_scale_without_the_twin(env, capsys):
+    assert main(["compare", "-w", str(env.path), "bm25", "static", "--columns", "scale", "--no-twin",
+                 "--format", "csv", "--n-resamples", "200"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    scales = list(dict.fromkeys(views.scale_of(r) for r in _rungs(env)))
+    assert out[0].startswith("scale,") and [line.split(",")[0] for line in out[1:]] == scales
 
 
 def _rungs(env) -> list[str]:
