@@ -86,7 +86,7 @@ def apply(fig: go.Figure, opts: Layout) -> go.Figure:
             if bar is not None:  # the colour bar narrows with the text (30 px by default)
                 bar.thickness = (bar.thickness or 30) * min(1.0, ratio)
     m = lay.margin
-    margin = {k: (getattr(m, k) or 0) * min(1.0, ratio) for k in ("l", "r", "t", "b")} if m else {}
+    margin = {k: getattr(m, k) * min(1.0, ratio) for k in ("l", "r", "t", "b") if getattr(m, k) is not None}
     if not opts.title:
         update["title"] = dict(text="", subtitle=dict(text=""))
         margin["t"] = 20
