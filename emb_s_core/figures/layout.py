@@ -57,6 +57,39 @@ def _proportional(old_w: int, old_h: int, width: int) -> int:
     return round(max(old_h * width / old_w, min(old_h, 0.6 * width)))
 
 
+#: below this width (px) the legend goes under the plot and long axis titles wrap: a column has no room beside it
+NARROW = 500
+
+
+def _wrap(title: str, room_px: float, font_px: float) -> str:
+    """``title`` on two lines (at the space nearest its middle) when it is longer than ``room_px``."""
+    if len(title) * font_px * 0.55 <= room_px or " " not in title or "<br>" in title:
+        return title
+    middle = len(title) // 2
+    cut = min((i for i, ch in enumerate(title) if ch == " "), key=lambda i: abs(i - middle))
+    return title[:cut] + "<br>" + title[cut + 1:]
+
+
+def _narrow(fig: go.Figure, width: int, font_px: float, height: int, fixed: bool) -> int:
+    """Lay out ``fig`` for a narrow page: legend under the plot in rows, long axis titles on two lines. Returns the
+    height to add for the legend rows (0 when the height was asked for)."""
+    entries = [t for t in fig.data if t.name and t.showlegend is not False and not getattr(t, "showscale", False)]
+    for axis, room in (("xaxis", width * 0.7), ("yaxis", height * 0.6)):
+        ax = fig.layout[axis]
+        if ax.title and isinstance(ax.title.text, str):
+            ax.title.text = _wrap(ax.title.text, room, font_px)
+    if not entries or fig.layout.showlegend is False:
+        return 0
+    per_row = max(1, int(width // (font_px * 16)))
+    rows = -(-len(entries) // per_row)
+    legend_px = int(rows * font_px * 1.6 + font_px)
+    # the legend sits at the bottom of the page, under the axis (rotated ticks and a two-line title need ~7 em)
+    fig.update_layout(legend=dict(orientation="h", x=0, xanchor="left", yref="container", y=0, yanchor="bottom",
+                                  entrywidth=int(width / per_row) - 10, entrywidthmode="pixels", tracegroupgap=0),
+                      margin=dict(b=legend_px + int(font_px * 7)))
+    return 0 if fixed else legend_px
+
+
 def apply(fig: go.Figure, opts: Layout) -> go.Figure:
     """A copy of ``fig`` at ``opts``: the width (height scaled with it unless given, see :func:`_proportional`), every
     font scaled from the base size (title, caption, legend, cell labels keep their proportions), margins scaled
@@ -85,8 +118,12 @@ def apply(fig: go.Figure, opts: Layout) -> go.Figure:
             bar = trace.colorbar if "colorbar" in trace else None
             if bar is not None:  # the colour bar narrows with the text (30 px by default)
                 bar.thickness = (bar.thickness or 30) * min(1.0, ratio)
+    if width < NARROW:
+        height += _narrow(out, width, opts.font_size or base, height, fixed=opts.height is not None)
+        update["height"] = max(height, 100)
     m = lay.margin
-    margin = {k: getattr(m, k) * min(1.0, ratio) for k in ("l", "r", "t", "b") if getattr(m, k) is not None}
+    margin = {k: getattr(m, k) * (1.0 if k == "b" and width < NARROW else min(1.0, ratio))
+              for k in ("l", "r", "t", "b") if getattr(m, k) is not None}
     if not opts.title:
         update["title"] = dict(text="", subtitle=dict(text=""))
         margin["t"] = 20

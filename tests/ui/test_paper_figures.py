@@ -193,6 +193,12 @@ def test_layout_presets_and_limits():
     assert titled.layout.title.text == "t" and titled.layout.height == 300
     assert titled.layout.title.font.size == pytest.approx(18 * 9 / 14)
     assert layout.apply(fig, layout.layout()).layout.width == 900
+    named = go.Figure([go.Scatter(x=[1], y=[1], name=f"run {i}") for i in range(4)],
+                      layout=dict(width=900, height=520, yaxis_title="SR@10 (share of gold found in top-10)"))
+    narrow = layout.apply(named, layout.layout("column"))
+    assert narrow.layout.legend.orientation == "h" and narrow.layout.height > round(0.6 * 336)  # legend rows below
+    assert "<br>" in narrow.layout.yaxis.title.text  # a long axis title wraps instead of running off the page
+    assert layout.apply(named, layout.layout("page")).layout.legend.orientation is None
     with pytest.raises(EmbSError, match="figure width 20 is out of range"):
         layout.layout(width=20)
 
