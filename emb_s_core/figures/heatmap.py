@@ -71,7 +71,7 @@ def heatmap(agg: pd.DataFrame, states: pd.DataFrame, metric: str, runs: list[str
         marker=dict(symbol="square", size=28, opacity=0), selected=dict(marker=dict(opacity=0)),
         unselected=dict(marker=dict(opacity=0)), showlegend=False, name="cells",
         customdata=[c + [t] for cr, tr in zip(custom, text) for c, t in zip(cr, tr)], hovertemplate=hover))
-    fig.update_layout(clickmode="event+select", dragmode=False)
+    fig.update_layout(clickmode="event+select", dragmode=False, meta=dict(rows=len(runs)))  # rows: for export sizes
     fig.update_xaxes(title_text=f"{x} (searchable pool size in tokens)", type="category", tickangle=-45)
     fig.update_yaxes(title_text="run", type="category", autorange="reversed")
     height = max(360, 120 + 48 * len(runs) + 60)

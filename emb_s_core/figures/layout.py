@@ -70,16 +70,36 @@ def _wrap(title: str, room_px: float, font_px: float) -> str:
     return title[:cut] + "<br>" + title[cut + 1:]
 
 
+def _wrap_categories(fig: go.Figure, room_px: float, font_px: float) -> None:
+    """Long category labels of the y axis (run names of a heatmap) on two lines, so the cells keep the width."""
+    names = [y for t in fig.data if t.type == "heatmap" and t.y is not None for y in t.y]
+    names = list(dict.fromkeys(str(n) for n in names))
+    if not names or max(len(n) for n in names) * font_px * 0.55 <= room_px:
+        return
+    shown = [_wrap(n.replace(" · ", "\u00a0·\u00a0").replace("+", "+ ").replace(":", ": "), room_px, font_px)
+             .replace("+ ", "+").replace(": ", ":").replace("\u00a0", " ") for n in names]
+    fig.update_yaxes(tickmode="array", tickvals=names, ticktext=shown)
+
+
 def _narrow(fig: go.Figure, width: int, font_px: float, height: int, fixed: bool) -> int:
     """Lay out ``fig`` for a narrow page: legend under the plot in rows, long axis titles on two lines. Returns the
     height to add for the legend rows (0 when the height was asked for)."""
     entries = [t for t in fig.data if t.name and t.showlegend is not False and not getattr(t, "showscale", False)]
-    for axis, room in (("xaxis", width * 0.7), ("yaxis", height * 0.6)):
+    for axis, room in (("xaxis", width * 0.5), ("yaxis", height * 0.6)):
         ax = fig.layout[axis]
         if ax.title and isinstance(ax.title.text, str):
             ax.title.text = _wrap(ax.title.text, room, font_px)
+    _wrap_categories(fig, width * 0.3, font_px)
+    bar_px = 0
+    for trace in fig.data:  # a colour bar goes over the plot, horizontal: the cells keep the page's width
+        bar = trace.colorbar if "colorbar" in trace else None
+        if bar is not None and trace.showscale is not False:
+            bar.update(orientation="h", x=0.5, xanchor="center", y=1.02, yanchor="bottom", len=0.9,
+                       thickness=min(bar.thickness or 30, 10), title_side="top")
+            bar_px = int(font_px * 5)
+    fig.update_xaxes(dtick=1) if any(t.type == "heatmap" for t in fig.data) else None  # every column named
     if not entries or fig.layout.showlegend is False:
-        return 0
+        return 0 if fixed else bar_px
     per_row = max(1, int(width // (font_px * 16)))
     rows = -(-len(entries) // per_row)
     legend_px = int(rows * font_px * 1.6 + font_px)
@@ -87,7 +107,7 @@ def _narrow(fig: go.Figure, width: int, font_px: float, height: int, fixed: bool
     fig.update_layout(legend=dict(orientation="h", x=0, xanchor="left", yref="container", y=0, yanchor="bottom",
                                   entrywidth=int(width / per_row) - 10, entrywidthmode="pixels", tracegroupgap=0),
                       margin=dict(b=legend_px + int(font_px * 7)))
-    return 0 if fixed else legend_px
+    return 0 if fixed else legend_px + bar_px
 
 
 def apply(fig: go.Figure, opts: Layout) -> go.Figure:
@@ -100,9 +120,13 @@ def apply(fig: go.Figure, opts: Layout) -> go.Figure:
     lay = out.layout
     old_w, old_h = lay.width or 700, lay.height or 450
     width = opts.width or old_w
-    height = opts.height or (_proportional(old_w, old_h, width) if opts.width else old_h)
     base = (lay.font.size if lay.font and lay.font.size else 14)
     ratio = (opts.font_size / base) if opts.font_size else 1.0
+    height = opts.height or (_proportional(old_w, old_h, width) if opts.width else old_h)
+    rows = (lay.meta or {}).get("rows") if isinstance(lay.meta, dict) else None
+    if rows and opts.width and not opts.height:  # a grid of rows (heatmap): each row keeps ~2.6 em, 3.4 em when
+        em = opts.font_size or base  # a narrow page wraps its labels on two lines
+        height = max(height, round(rows * em * (3.4 if width < NARROW else 2.6) + 10 * em))
     update: dict = {"width": width, "height": max(height, 100)}
     if opts.font_size:
         update["font"] = dict(size=opts.font_size)

@@ -56,6 +56,7 @@ def leaderboard(cells: pd.DataFrame, runs: list[str], columns: list[str], metric
         xgap=2, ygap=2, **style.sequential(metric)))
     fig.update_xaxes(title_text=f"{x} (searchable pool size in tokens)", type="category", tickangle=-45)
     fig.update_yaxes(title_text="run", type="category", autorange="reversed")
+    fig.update_layout(meta=dict(rows=len(runs)))  # rows: export sizes keep room for them (figures.layout)
     height = max(360, 120 + 48 * len(runs) + 60)
     width = max(700, 180 + 80 * len(columns))
     return style.apply(fig, title or f"{style.metric_label(metric)}: runs against {baseline}", caption,

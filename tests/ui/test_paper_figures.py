@@ -199,6 +199,11 @@ def test_layout_presets_and_limits():
     assert narrow.layout.legend.orientation == "h" and narrow.layout.height > round(0.6 * 336)  # legend rows below
     assert "<br>" in narrow.layout.yaxis.title.text  # a long axis title wraps instead of running off the page
     assert layout.apply(named, layout.layout("page")).layout.legend.orientation is None
+    grid = go.Figure(go.Heatmap(z=[[0.5]] * 6, x=["64K"], y=[f"hybrid:bm25+dense:minilm-static {i}" for i in range(6)],
+                                colorbar=dict(title=dict(text="SR@10"))), layout=dict(width=900, meta=dict(rows=6)))
+    col = layout.apply(grid, layout.layout("column"))
+    assert col.layout.height >= 6 * 11 * 3.4  # each row keeps room for a two-line label
+    assert col.data[0].colorbar.orientation == "h" and all("<br>" in t for t in col.layout.yaxis.ticktext)
     with pytest.raises(EmbSError, match="figure width 20 is out of range"):
         layout.layout(width=20)
 
