@@ -113,3 +113,16 @@ def test_pdflatex_is_really_exercised(tmp_path):
     done = subprocess.run([PDFLATEX, "-interaction=nonstopmode", "-halt-on-error", "bad.tex"], cwd=tmp_path,
                           capture_output=True, timeout=120)
     assert done.returncode != 0
+
+
+def test_notes_export_to_latex_compiles(dash_ws, tmp_path):
+    """`emb-s notes export` writes .tex through the same table writer: a note in any script still compiles."""
+    copy = tmp_path / "ws"
+    shutil.copytree(dash_ws, copy)
+    assert main(["notes", "add", "q0000", "--tag", "≥ full_α", "--text", "gold < near miss & 50% — ▲ ñ 日本",
+                 "-w", str(copy)]) == 0
+    out = tmp_path / "notes.tex"
+    assert main(["notes", "export", "-w", str(copy), "--out", str(out)]) == 0
+    tex = out.read_text()
+    assert r"$\geq$ full\_$\alpha$" in tex
+    compiles(tex, tmp_path, "notes")
