@@ -5,6 +5,7 @@ import html
 
 import streamlit as st
 
+from emb_s_core import metrics
 from emb_s_core.analysis import paper_table, run_state, views
 from emb_s_core.figures import overview
 from ui import data, state, widgets
@@ -54,6 +55,8 @@ n_missing, missing = views.unscored(states)
 fig = overview.figure("heatmap", view_data, metric, x, caption_text=cap)  # what `emb-s figure heatmap` draws
 event = st.plotly_chart(fig, theme=None, key="heat", on_select="rerun", selection_mode="points", width="stretch")
 widgets.figure_downloads(fig, f"heatmap_{metric}", "heat")
+st.caption(f"{metrics.INTERVAL_NOTE}. Cells averaging fewer than {metrics.THIN_N} queries are grey; n is printed "
+           f"in cells under {metrics.SMALL_N}.")
 unfinished = run_state.not_complete(data.run_states(path, v))
 unfinished = unfinished[unfinished["run"].isin(chosen)]
 if len(unfinished):
@@ -102,6 +105,7 @@ if twins:
                "rung; paired bootstrap 95% interval and sign-flip randomization p-value.")
     with widgets.guard():
         gap = data.illusion_gap(path, v, tuple(chosen), metric, domains, tasks, sources, tags)
+    st.caption(md(data.twin_references(path, v) or ""))
     widgets.table(gap.drop(columns=["test"]))
     widgets.table_downloads(gap, f"illusion_gap_{metric}", "gap")
     st.caption("The twin each gap is measured on: its pools per rung (per-query = the built rung minus that "
