@@ -175,13 +175,6 @@ def twin_label(run: str) -> str:
     return f"{run}{TWIN_SUFFIX}"
 
 
-def view_kind(lad: ladder.Ladder | None) -> str:
-    """The ladder kind a view is about: built when the workspace has built rungs, else official (the benign twin is
-    its companion, never the view's ladder)."""
-    held = {r.ladder for r in lad.rungs} if lad is not None else set()
-    return ladder.BUILT if ladder.BUILT in held or ladder.OFFICIAL not in held else ladder.OFFICIAL
-
-
 def with_twin_rows(pq: pd.DataFrame, run_names: Sequence[str], kind: str = ladder.BUILT
                    ) -> tuple[pd.DataFrame, list[str], dict[str, str]]:
     """The per-query rows of the view's ladder (``kind``: built, else official) plus, for each run with twin
@@ -217,7 +210,8 @@ def overview(pq: pd.DataFrame, lad: ladder.Ladder | None, metric: str, x: str, r
     twins (row → run), the effective scale per run (SR@10) and its threshold line per run for the curves."""
     from emb_s_core.analysis import views
 
-    kind = view_kind(lad)
+    # the ladder the view is about (built, else official: views.kind_in_view); the twin its companion rows
+    kind = views.kind_in_view(r.ladder for r in (lad.rungs if lad is not None else [])) or ladder.BUILT
     if twin:
         rows, names, twins = with_twin_rows(pq, run_names, kind)
     else:  # the twin left out: neither its rows nor its rungs
