@@ -188,7 +188,8 @@ class SentenceTransformerEmbedder(Embedder):
         return self._encode(texts, "")
 
     def encode_as(self, texts: list[str], side: str) -> np.ndarray:
-        return self._encode(texts, self.prompts.text(side))
+        prompt = self.prompts.text(side)
+        return self._encode(texts, prompt) if prompt else self.encode(texts)
 
     def _encode(self, texts: list[str], prompt: str) -> np.ndarray:
         """``prompt`` is passed to the model (an empty one also overrides a ``default_prompt_name``), so a model
@@ -456,8 +457,10 @@ class LiteLLMEmbedder(Embedder):
         return self._encode(texts, None)
 
     def encode_as(self, texts: list[str], side: str) -> np.ndarray:
-        prompt = self.prompts.text(side)
-        return self._encode([prompt + t for t in texts] if prompt else list(texts), self.prompts.input_type(side))
+        prompt, input_type = self.prompts.text(side), self.prompts.input_type(side)
+        if not prompt and input_type is None:
+            return self.encode(texts)
+        return self._encode([prompt + t for t in texts] if prompt else list(texts), input_type)
 
     def prompt_tokens(self, side: str = DOCUMENT) -> int:
         from emb_s_core import tokens
