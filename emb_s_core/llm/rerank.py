@@ -29,7 +29,8 @@ from emb_s_core.llm.secrets import redact
 
 API_BASE_ENV = "EMB_S_RERANK_API_BASE"
 API_KEY_ENV = "EMB_S_RERANK_API_KEY"
-#: litellm provider used when the model names none: vLLM's and TEI's /rerank speak the same JSON
+#: litellm provider used when the model names none (a bare or hub name): vLLM's /rerank; a TEI server is
+#: ``huggingface/<model>`` (litellm sends TEI's own JSON, ``texts``)
 DEFAULT_PROVIDER = "hosted_vllm"
 
 WEB_SEARCH = "Given a web search query, retrieve relevant passages that answer the query"

@@ -187,6 +187,9 @@ def test_served_llm_reranker_receives_its_instruction(tmp_path_factory):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             sent.append(body)
             # a "yes" probability that prefers shorter documents: any order will do, every document is scored
+            if "texts" in body:  # TEI's /rerank: texts in, a list of {index, score} out
+                send_json(self, 200, [{"index": i, "score": 1.0 / (1 + len(d))} for i, d in enumerate(body["texts"])])
+                return
             results = [{"index": i, "relevance_score": 1.0 / (1 + len(d))} for i, d in enumerate(body["documents"])]
             send_json(self, 200, {"id": "r", "results": results})
 
@@ -213,6 +216,12 @@ def test_served_llm_reranker_receives_its_instruction(tmp_path_factory):
         assert sent and all("<Instruct>: Find the conversation turn that answers it\n" in b["query"] for b in sent)
         assert "instruction 'Find the conversation turn that answers it'" in \
             runs.prompt_summary(runs.get_run(ws, other)["config"])
+
+        sent.clear()  # TEI's API through litellm's huggingface provider: the same format, in its texts field
+        evaluate.evaluate(ws, "rerank:litellm/huggingface/Qwen/Qwen3-Reranker-0.6B:bm25", k=5, rungs=[rung.name],
+                          api_base=url)
+        assert sent and all("<Instruct>: Given a web search query" in b["query"] for b in sent)
+        assert all(t.startswith("<Document>: ") for b in sent for t in b["texts"])
     finally:
         httpd.shutdown()
 
