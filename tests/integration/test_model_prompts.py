@@ -57,7 +57,7 @@ def _plain() -> embedders.SentenceTransformerEmbedder:
         preset="none"), device="cpu")
 
 
-def test_model_config_prompts_reach_each_side_only(ws, prompted_model):
+def test_model_config_prompts_reach_each_side_only(ws, prompted_model, capsys):
     rung = ladder.load(ws).rungs[0]  # the smallest rung: a few dozen documents to embed
     spec = f"dense:{prompted_model}"
     stages: list[str] = []
@@ -67,6 +67,12 @@ def test_model_config_prompts_reach_each_side_only(ws, prompted_model):
     cfg = runs.get_run(ws, name)["config"]["retriever"]
     assert (cfg["query_prompt"], cfg["document_prompt"], cfg["prompt_source"]) == (Q, D, "model config")
     assert runs.prompt_summary(runs.get_run(ws, name)["config"]) == f"query {Q!r}, document {D!r} (model config)"
+    from emb_s_core.cli import main
+
+    capsys.readouterr()
+    assert main(["runs", "list", "-w", str(ws.path), "--json"]) == 0
+    listed = {row["run"]: row for row in json.loads(capsys.readouterr().out)}
+    assert listed[name]["prompts"] == f"query {Q!r}, document {D!r} (model config)"  # shown wherever the run is
 
     r = retrievers.get(spec, device="cpu")
     r.check()

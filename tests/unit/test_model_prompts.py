@@ -165,3 +165,21 @@ def test_local_models_load_on_the_chosen_device(monkeypatch):
     r = retrievers.get(f"rerank:{embedders.minilm_l6_path()}:bm25")
     r.check()
     assert seen == ["cuda"] and r.device == "cuda"
+
+
+def test_home_runs_table_shows_prompts_only_when_a_run_has_them():
+    import json
+
+    import pandas as pd
+
+    from emb_s_core.analysis import run_state
+
+    cfg = {"retriever": {"spec": "dense:m", "query_prompt": "query: ", "document_prompt": "passage: ",
+                         "prompt_source": "preset e5 (by model name)"}}
+    table = pd.DataFrame({"run": ["e5", "bm25"], "kind": "retriever", "system": ["dense:m", "bm25"],
+                          "created_at": "", "config": [json.dumps(cfg), json.dumps({"retriever": {"spec": "bm25"}})]})
+    states = pd.DataFrame({"run": ["e5", "bm25"], "label": "complete"})
+    out = run_state.annotate(table, states).set_index("run")
+    assert out.loc["e5", "prompts"] == "query 'query: ', document 'passage: ' (preset e5 (by model name))"
+    assert out.loc["bm25", "prompts"] == ""
+    assert "prompts" not in run_state.annotate(table.iloc[1:], states).columns
