@@ -278,6 +278,10 @@ def looks_like_hub_name(name: str) -> bool:
     return not name.startswith(("/", ".", "~")) and name.count("/") == 1
 
 
+#: set to 1 to let a model run the code its repository ships (sentence-transformers' trust_remote_code)
+TRUST_ENV = "EMB_S_TRUST_REMOTE_CODE"
+
+
 @lru_cache(maxsize=8)
 def _load_st(name_or_path: str, device: str = "cpu"):
     """A SentenceTransformer on ``device`` (half precision on a GPU), from a folder or a hub name."""
@@ -294,11 +298,16 @@ def _load_st(name_or_path: str, device: str = "cpu"):
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # "Loading weights" bars would clutter the CLI's own progress bar
+    trust = os.environ.get(TRUST_ENV, "").strip() == "1"
     try:
         with _ST_LOCK:
-            model = SentenceTransformer(source, device=device)
+            model = SentenceTransformer(source, device=device, trust_remote_code=trust)
             return model.half() if device_mod.half_precision(device) else model
-    except Exception as exc:  # missing files, not a sentence-transformers folder
+    except Exception as exc:  # missing files, not a sentence-transformers folder, code it may not run
+        if "trust_remote_code" in str(exc) and not trust:
+            raise EmbSError(f"embedding model {name_or_path!r} runs code from its own repository (e.g. Nomic, "
+                            "gte-Qwen), which is off by default", where=source,
+                            fix=f"if you trust that code, set {TRUST_ENV}=1 and rerun.") from None
         raise EmbSError(f"cannot load embedding model {name_or_path!r} ({type(exc).__name__}: {str(exc)[:200]})",
                         where=source, fix="pass a local sentence-transformers model folder (with modules.json or a "
                                           "transformers config).") from exc

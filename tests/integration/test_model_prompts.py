@@ -258,3 +258,15 @@ def test_hub_name_online_asks_the_hub(monkeypatch):
     r.check()
     assert asked == [("sentence-transformers/all-MiniLM-L6-v2-mirror", False)]
     assert r.embedder.encode_queries(["hello"]).shape == (1, 384)
+
+
+def test_a_model_that_runs_its_own_code_says_how_to_allow_it(tmp_path, monkeypatch):
+    folder = tmp_path / "custom-code-model"
+    shutil.copytree(embedders.minilm_l6_path(), folder)
+    cfg = json.loads((folder / "config.json").read_text())
+    cfg.update(model_type="custom_bert_x", auto_map={"AutoConfig": "configuration_x.XConfig",
+                                                     "AutoModel": "modeling_x.XModel"})
+    (folder / "config.json").write_text(json.dumps(cfg))
+    monkeypatch.delenv(embedders.TRUST_ENV, raising=False)
+    with pytest.raises(EmbSError, match="runs code from its own repository.*EMB_S_TRUST_REMOTE_CODE=1"):
+        retrievers.get(f"dense:{folder}", device="cpu").check()
