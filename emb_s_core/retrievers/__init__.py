@@ -44,7 +44,7 @@ def _dense(arg: str, opts: dict[str, Any]) -> Retriever:
     chunk = opts.get("chunk_size")
     spec = f"dense:{arg}"
     arg, in_spec = split_options(arg, PROMPT_KEYS)
-    prompts = PromptOptions.from_options({**opts, **in_spec})
+    prompts = PromptOptions.from_options({**opts, **in_spec}).check()
     device = opts.get("device")
     if not arg:
         raise EmbSError("dense needs a model: dense:minilm-l6, dense:minilm-l3, dense:minilm-static, dense:<folder> or "

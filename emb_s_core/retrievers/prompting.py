@@ -124,6 +124,14 @@ class PromptOptions:
     def given(self) -> bool:
         return any(v is not None for v in (self.preset, self.query, self.document, self.instruction))
 
+    def check(self) -> PromptOptions:
+        """Fail now on an unknown preset or an unreadable input type, before a model is loaded."""
+        if self.preset is not None:
+            preset(self.preset)
+        if self.input_type is not None:
+            resolve("", PromptOptions(input_type=self.input_type), served=True)
+        return self
+
 
 GENERIC_TEMPLATE = "Instruct: {instruction}\nQuery: "
 

@@ -93,6 +93,8 @@ def test_prompt_options_fold_into_the_spec_and_read_back():
         retrievers.get("dense:/m/e5?colour=red")
     with pytest.raises(EmbSError, match="takes no prompts"):
         retrievers.get("dense:minilm-l3?prompts=e5")
+    with pytest.raises(EmbSError, match="unknown prompt preset 'e6'"):
+        retrievers.get("dense:/no/such/model", prompts="e6")  # before any model is looked for
 
 
 def test_llm_reranker_templates_are_data():
