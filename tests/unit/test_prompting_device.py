@@ -95,6 +95,8 @@ def test_prompt_options_fold_into_the_spec_and_read_back():
         retrievers.get("dense:minilm-l3?prompts=e5")
     with pytest.raises(EmbSError, match="unknown prompt preset 'e6'"):
         retrievers.get("dense:/no/such/model", prompts="e6")  # before any model is looked for
+    with pytest.raises(EmbSError, match="input_type applies to served embedders"):
+        retrievers.get("dense:/m/e5", input_type="query,passage")
 
 
 def test_llm_reranker_templates_are_data():
