@@ -125,11 +125,28 @@ def _prior_import(ws: Workspace, bank: Bank, fmt: str, sha256: str) -> ImportRep
     return None
 
 
+def _check_id_room(bank: Bank, offset: int, largest: int | None, path: str | Path) -> None:
+    """Refuse, before anything is written, an import whose renumbered ids would pass the 64-bit range (they would
+    wrap to negative values and one id would name two documents)."""
+    if not bank.renumber:
+        return
+    docs = bank.documents
+    local_max = int(docs.ids.max()) if isinstance(docs, DocumentStream) and len(docs.ids) else \
+        max((int(d.doc_id) for d in docs), default=-1) if not isinstance(docs, DocumentStream) else -1
+    if local_max >= 0 and offset + local_max > validate.INT64_MAX:
+        raise EmbSError(f"the workspace's largest doc id is {largest:,}: the {local_max + 1:,} documents of this "
+                        f"import would need ids up to {offset + local_max:,}, past the 64-bit range "
+                        f"({validate.INT64_MAX:,})", where=str(path),
+                        fix="import into a new workspace, or renumber the native bank's documents with smaller ids "
+                            "(ids need not be large, only unique).")
+
+
 def _add_bank(ws: Workspace, bank: Bank, *, fmt: str, path: str | Path, sha256: str,
               progress: bool = False) -> ImportReport:
     existing_ids = _existing_doc_ids(ws)
     docs = bank.documents
     offset = int(existing_ids.max()) + 1 if bank.renumber and len(existing_ids) else 0
+    _check_id_room(bank, offset, int(existing_ids.max()) if len(existing_ids) else None, path)
     encoding = encoding_of(ws)
     if isinstance(docs, DocumentStream):  # ids and domains known before the texts are read again
         doc_ids = docs.ids + offset
@@ -238,6 +255,27 @@ def with_hard_negatives_of(ws: Workspace, queries: pd.DataFrame, provenances: li
     keep = hn.groupby("qid")["doc_id"].apply(list)
     out = queries.copy()
     out["hard_negative_ids"] = [keep.get(q, []) for q in out["qid"]]
+    return out
+
+
+def gold_sources(ws: Workspace, queries: pd.DataFrame) -> list[tuple[str, ...]]:
+    """Per row of ``queries``: the sources of its gold documents (sorted, distinct); the query's own ``source`` where
+    none of its gold is in the bank. Why: a query's source is where its evidence comes from; the import's name is
+    no document's source on a native bank whose documents carry their own (issue 31 §3)."""
+    docs = ws.read("documents", ["doc_id", "source"])
+    source_of = dict(zip(docs["doc_id"].to_numpy(), docs["source"].to_pylist()))
+    out = []
+    for refs, own in zip(queries["ref_ids"], queries["source"] if "source" in queries else [None] * len(queries)):
+        found = sorted({source_of[int(d)] for d in refs if source_of.get(int(d)) is not None})
+        out.append(tuple(found) if found else ((own,) if own is not None else ()))
+    return out
+
+
+def with_gold_source(ws: Workspace, queries: pd.DataFrame) -> pd.DataFrame:
+    """``queries`` with ``source`` = the sources of its gold documents (:func:`gold_sources`), joined by " + " when
+    the gold spans several: what every per-source breakdown groups by."""
+    out = queries.copy()
+    out["source"] = [" + ".join(s) if s else None for s in gold_sources(ws, queries)]
     return out
 
 

@@ -176,7 +176,24 @@ def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, config: dict
         if existing["config"] != config and {**existing["config"], "ladder": config["ladder"],
                                              **({"k_per_rung": clamped} if clamped else {})} == config:
             runs.update_config(ws, name, config)
-    runs.create_run(ws, name, "retriever", config["spec"], config)
+    ws.check_writable(["runs", "results"])  # never register a run that could not store its results
+    from emb_s_core.sources.validate import check_name
+
+    check_name(name, "run name")
+    pending = existing is None  # a new run is registered with its first stored results, never before them
+
+    def store(write: Callable[[], None]) -> None:
+        nonlocal pending
+        if pending:  # one transaction: a run that failed before any result (a damaged table) leaves no trace
+            with ws.transaction():
+                runs.create_run(ws, name, "retriever", config["spec"], config)
+                write()
+            pending = False
+        else:
+            write()
+
+    if not pending:
+        runs.create_run(ws, name, "retriever", config["spec"], config)  # a resume: the same configuration
 
     done = runs.finished(ws, name)
     need: dict[str, tuple[str, ...]] = {}
@@ -188,6 +205,8 @@ def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, config: dict
     stage = counted("ranking", total, "(rung, query) pairs")
     measure = retriever.can(MEASURED) and not runs.measurements(ws, name)
     if not total and not measure:
+        if pending:
+            runs.create_run(ws, name, "retriever", config["spec"], config)
         if progress:
             progress(stage, 1.0)
         return name
@@ -200,6 +219,9 @@ def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, config: dict
     if measure:  # an approximate run is never silently approximate: its recall is stored before any ranking
         values = retriever.measurements({r.name: r.doc_ids for r in selected},
                                         {r.name: texts.loc[list(r.qids)].to_dict() for r in selected})
+        if pending:  # measured, so the workspace reads: the run and then its recall
+            runs.create_run(ws, name, "retriever", config["spec"], config)
+            pending = False
         runs.save_measurements(ws, name, values)
     members = {r.name: r.doc_ids for r in selected}
     groups: dict[tuple[str, ...], list[str]] = {}
@@ -222,7 +244,7 @@ def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, config: dict
                     ranked.update(retriever.rank_each(batch_texts, each, depth))
             rows = [{"rung": rn, "qid": qid, "doc_ids": rk.ids[i], "scores": rk.scores[i]}
                     for rn, rk in ranked.items() for i, qid in enumerate(batch)]
-            runs.save_results(ws, name, rows)
+            store(lambda: runs.save_results(ws, name, rows))
             finished += len(rows)
             if progress:
                 progress(stage, finished / total)

@@ -45,7 +45,7 @@ def demo_progress(version_seen: int | None, running_seen: bool) -> None:
                                        f"{md(job.stage)} — {md(job.meter.describe())}. Closing this tab does not "
                                        "stop it.")
     elif job.error:
-        st.error(f"The demo build stopped: {md(job.error)}")
+        st.error(f"The demo build stopped: {md(data.hide_root(job.error))}")
     if demo_version() != version_seen or job.running != running_seen:
         st.rerun()
 

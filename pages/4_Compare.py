@@ -107,7 +107,7 @@ with tab_live:
                             ranked = evaluate.live_query(ws, spec, text, rung, k=int(k))
                     except EmbSError as exc:  # one bad spec must not hide the other rankings
                         st.markdown(f"**{md(spec)}**")
-                        st.error(md(exc))
+                        st.error(md(data.hide_root(exc)))
                         continue
                     ms = (time.perf_counter() - t0) * 1000
                     st.markdown(f"**{md(spec)}** · {ms:.0f} ms")

@@ -21,7 +21,7 @@ with widgets.guard():
     lad = data.get_ladder(path, v)
 if lad is None:
     st.info(md(f"This workspace has no ladder yet: build it with `emb-s ladder build --workspace "
-               f"{shlex.quote(str(path))}`."))
+               f"{shlex.quote(data.shown_path(path))}`."))
     st.stop()
 
 table = lad.table(absent=True)  # rungs not built (same documents as the one below) as rows saying why

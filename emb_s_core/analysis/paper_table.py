@@ -249,5 +249,7 @@ def render(table: PaperTable, fmt: str) -> str:
     if fmt == "latex":
         return to_latex(table)
     if fmt == "csv":
-        return flat(table).to_csv(index=False)
+        from emb_s_core.export import csv_frame
+
+        return csv_frame(flat(table)).to_csv(index=False)
     raise EmbSError(f"unknown paper-table format {fmt!r}", fix=f"use one of: {', '.join(FORMATS)}.")
