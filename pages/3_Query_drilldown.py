@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from emb_s_core import metrics
-from emb_s_core.analysis import drilldown
+from emb_s_core.analysis import drilldown, views
 from emb_s_core.schema import OK
 from ui import cases, data, state, widgets, whatif
 from ui.safe import html_fragment, md
@@ -36,8 +36,7 @@ if by == "failures":
     with c1:
         run = state.selectbox("Run", run_names, "run")
     with c2:
-        rung = state.selectbox("Rung or scale", rungs + scales, "rung",
-                               default=rungs[-1] if rungs else None)
+        rung = state.selectbox("Rung or scale", rungs + scales, "rung", default=views.default_rung(rungs))
     x = "rung" if rung in rungs else "scale"
     fails = drilldown.failures(pq, run, rung, metric, x=x) if not pq.empty else pq
     if fails.empty:
@@ -134,8 +133,9 @@ with c1:
     run_sel = st.selectbox("Run", runs_here, index=state.index_of(runs_here, state.get("run")), key="top_run")
 rungs_here = [r for r in order if r in set(res[res["run"] == run_sel]["rung"])]
 with c2:
-    rung_sel = st.selectbox("Rung", rungs_here, index=state.index_of(rungs_here, state.get("rung"),
-                                                                       default=len(rungs_here) - 1), key="top_rung")
+    largest = state.index_of(rungs_here, views.default_rung(rungs_here))
+    rung_sel = st.selectbox("Rung", rungs_here, index=state.index_of(rungs_here, state.get("rung"), default=largest),
+                            key="top_rung")
 with c3:
     topn = st.number_input("K", min_value=1, max_value=100, value=10, key="top_k")
 row = res[(res["run"] == run_sel) & (res["rung"] == rung_sel)].iloc[0]

@@ -53,9 +53,10 @@ def ladders_in(per_query_df: pd.DataFrame) -> list[str]:
 
 
 def default_ladder(per_query_df: pd.DataFrame) -> str:
-    """The built ladder when results cover it, else the first kind they cover (a release's official ladder)."""
+    """The ladder the view is about (``views.kind_in_view``): the built ladder when results cover it, else a
+    release's official ladder; the twin only when the results cover nothing else."""
     held = ladders_in(per_query_df)
-    return held[0] if held else ladder.BUILT
+    return views.kind_in_view(held) or (held[0] if held else ladder.BUILT)
 
 
 def available_scales(per_query_df: pd.DataFrame, kind: str | None = None) -> list[str]:

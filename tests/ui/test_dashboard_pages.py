@@ -66,7 +66,7 @@ def test_home_on_a_fresh_machine_builds_the_demo_in_the_background(monkeypatch, 
     at.run()
     assert not at.exception
     labels = {m.label: m.value for m in at.metric}
-    assert int(labels["Rungs"]) >= 3 and int(labels["Documents"]) > 0
+    assert int(labels["Rungs"].split(" + ")[0]) >= 3 and int(labels["Documents"]) > 0  # the twin's apart
     assert jobs.get(key) is job  # a finished build is not started again
 
 
@@ -316,6 +316,7 @@ def test_access_vs_use_page(use_ws, monkeypatch, tmp_path):
     summary = at.dataframe[0].value
     assert {"quadrant", "n", "share"} <= set(summary.columns)
     assert at.dataframe[1].value["qid"].tolist() == ["g01"]  # the one use failure the reader was told to make
+    assert not any("plumbing check" in w.value for w in at.warning)  # a real (mocked) model: no such warning
     at.slider(key="url_tu").set_value(0).run()  # every answer now counts as good: no use failure left
     assert at.query_params["tu"] == "0" and "0 (rung, query) cells" in at.caption[-1].value
 
