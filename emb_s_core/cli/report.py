@@ -49,7 +49,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("run_a", metavar="RUN_A")
     c.add_argument("run_b", metavar="RUN_B")
     c.add_argument("--metric", default="SR@10", help="one metric (default SR@10)")
-    c.add_argument("--rungs", default=None, help="comma-separated rung names (default: every shared rung)")
+    c.add_argument("--rungs", default=None, help="comma-separated rung (or with --columns scale, scale) names "
+                                                 "(default: every one both runs have)")
+    c.add_argument("--columns", choices=["rung", "scale"], default="rung",
+                   help="rung: every rung (default); scale: domain rungs of one size pooled, as the Overview and "
+                        "the Compare page do")
+    c.add_argument("--no-twin", action="store_true", help="leave the benign twin's rungs out")
     c.add_argument("--n-resamples", type=int, default=10000)
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--format", choices=["table", "csv", "json", "markdown", "latex"], default="table")
@@ -131,7 +136,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def _approximate_notes(ws, run_names: list[str], stream) -> None:
-    """A run scored approximately says so, with its measured recall, wherever its scores are printed."""
+    """A run scored approximately says so, with its measured recall, wherever its scores are printed; a run whose
+    model took query/document prompts names them (they are part of the model it measured)."""
     from emb_s_core import runs
 
     measured = runs.measurements(ws)
@@ -139,6 +145,11 @@ def _approximate_notes(ws, run_names: list[str], stream) -> None:
         note = runs.approximate_summary(measured.get(run, {}))
         if note:
             print(f"note: run {run!r} is approximate — {note}", file=stream)
+    for run in run_names:
+        stored = runs.get_run(ws, run)
+        prompts = runs.prompt_summary(stored["config"]) if stored else ""
+        if prompts:
+            print(f"note: run {run!r} prompts — {prompts}", file=stream)
 
 
 def _illusion(ws, args: argparse.Namespace) -> int:
@@ -182,11 +193,13 @@ def _illusion(ws, args: argparse.Namespace) -> int:
             sys.stdout.write(text)
             return 0
     elif fmt in ("markdown", "latex"):
-        parts = [references or ""]
+        def para(line: str) -> str:  # LaTeX: escaped to ASCII, its own paragraph, so the whole output compiles
+            return export.latex_escape(line) + r"\par" if fmt == "latex" else line
+
+        parts = [para(references) if references else ""]
         for heading, table, note in zip(headings, (fill, gaps.drop(columns=["test"]), eff),
                                         (None, " ".join(f"{n.rstrip('.')}." for n in notes) or None, None)):
-            parts.append(f"{export.latex_escape(heading) if fmt == 'latex' else heading}\n\n"
-                         + export.table_to(table, fmt, note=note))
+            parts.append(f"{para(heading)}\n\n" + export.table_to(table, fmt, note=note))
         text = "\n".join(p for p in parts if p) + "\n"
     else:
         if references:
@@ -220,9 +233,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from emb_s_core.analysis import report
 
     ws = _open(args.workspace)
-    df = report.compare(ws, args.run_a, args.run_b, metric=args.metric, rungs=_split(args.rungs),
-                        n_resamples=args.n_resamples, seed=args.seed)
-    cols = ["rung", "metric", "n", "mean_a", "mean_b", "delta", "ci_low", "ci_high", "p_value", "wins", "losses",
+    x = args.columns
+    df = report.compare_by(ws, args.run_a, args.run_b, args.metric, _split(args.rungs), x=x, twin=not args.no_twin,
+                           n_resamples=args.n_resamples, seed=args.seed)  # what the Compare page tests
+    cols = [x, "metric", "n", "mean_a", "mean_b", "delta", "ci_low", "ci_high", "p_value", "wins", "losses",
             "ties"]
     _emit(df[cols], args.format, None)
     if args.format == "table":

@@ -54,7 +54,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     measured = runs.measurements(ws)
     rows = [{"run": r.run, "kind": r.kind, "system": r.system, "results": int(state.at[r.run, "cells"]),
              "expected": int(state.at[r.run, "expected"]), "state": state.at[r.run, "label"],
-             "created_at": r.created_at, "approximate": runs.approximate_summary(measured.get(r.run, {}))}
+             "created_at": r.created_at, "approximate": runs.approximate_summary(measured.get(r.run, {})),
+             "prompts": runs.prompt_summary(r.config)}
             for r in listed.itertuples()]
     if args.json:
         for row in rows:
@@ -62,7 +63,8 @@ def cmd_list(args: argparse.Namespace) -> int:
             row["measurements"] = measured.get(row["run"], {})
         print_json(rows)
     else:
-        print_table(rows, ["run", "kind", "system", "results", "expected", "state", "created_at", "approximate"])
+        print_table(rows, ["run", "kind", "system", "results", "expected", "state", "created_at", "approximate",
+                           "prompts"])
     return 0
 
 
