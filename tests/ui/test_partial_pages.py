@@ -74,7 +74,7 @@ def test_overview_marks_and_compares_common_queries(cut_env):
 
 def test_compare(cut_env):
     path, lost, expected = cut_env
-    at = run_page("4_Compare.py", {"ws": str(path), "a": "overlap", "b": "overlap-idf"})
+    at = run_page("4_Compare.py", {"ws": str(path), "a": "overlap", "b": "overlap-idf", "x": "rung"})
     assert_clean(at)
     shown = texts(at)
     assert f"run 'overlap' is {label(lost, expected)}" in shown and "2 missing from overlap" in shown
