@@ -72,21 +72,16 @@ def defaults(lad: ladder.Ladder | None, pq: pd.DataFrame, large: str | None = No
 
 
 def smaller_than(lad: ladder.Ladder | None, pq: pd.DataFrame, large: str) -> list[str]:
-    """The names that can be the smaller side for ``large``: of its ladder kind and before it in ladder order."""
-    order = _order(lad, pq)
-    at = order.get(large)
-    return [n for n in sides(lad, pq) if ladder.kind_of(n) == ladder.kind_of(large) and at is not None
-            and order.get(n, at) < at]
-
-
-def _order(lad: ladder.Ladder | None, pq: pd.DataFrame) -> dict[str, float]:
-    """Each rung's position in ladder order; a pooled scale sits at its first rung's."""
-    rungs = views.columns(lad, pq, "rung")
-    out: dict[str, float] = {}
-    for i, r in enumerate(rungs):
-        out.setdefault(r, float(i))
-        out.setdefault(views.scale_of(r), float(i))
-    return out
+    """The names that can be the smaller side for ``large``: of its ladder kind, of a smaller scale (``64K`` and
+    ``64K/law`` are one scale) and, between two domain rungs, of the same domain."""
+    level = {s: i for i, s in enumerate(views.columns(lad, pq, "scale"))}
+    at = level.get(views.scale_of(large))
+    if at is None:
+        return []
+    domain = large.split("/", 1)[1] if "/" in large else None
+    return [n for n in sides(lad, pq) if ladder.kind_of(n) == ladder.kind_of(large)
+            and level.get(views.scale_of(n), at) < at
+            and (domain is None or "/" not in n or n.split("/", 1)[1] == domain)]
 
 
 def _side(pq: pd.DataFrame, name: str) -> str:
