@@ -12,8 +12,9 @@ from emb_s_core.schema import OK
 from ui import cases, data, state, widgets, whatif
 from ui.safe import html_fragment, md
 
-READING_CSS = ("<style>.emb-doc mark{background:#fde68a;padding:0 1px}"
-               ".emb-doc ins{text-decoration:underline 2px #2563eb;background:#dbeafe}</style>")
+# the query's words on yellow, what only one text has underlined in blue: a query word only one text has shows both
+READING_CSS = ("<style>.emb-doc mark{background:#fde68a;color:inherit;padding:0 1px}"
+               ".emb-doc ins{text-decoration:underline 2px #2563eb;text-underline-offset:3px}</style>")
 
 view = widgets.analysis_view("Query drill-down")
 path, v, metric, lad, run_names = view.path, view.v, view.metric, view.ladder, view.run_names

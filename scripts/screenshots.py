@@ -63,7 +63,8 @@ async def _shoot(base: str, pages: list[tuple]) -> None:
             if scroll_to:  # the part of a long page the picture is about, at the top of the viewport
                 await tab.send_command("Runtime.evaluate", params={"expression": (
                     f"[...document.querySelectorAll('p, strong')].find(e => e.innerText.startsWith({json.dumps(scroll_to)}))"
-                    ".scrollIntoView({block: 'start'})")})
+                    ".scrollIntoView({block: 'start'}); "
+                    "document.querySelector('[data-testid=stMain]')?.scrollBy(0, -90)")})
                 await asyncio.sleep(1.5)
             shot = await tab.send_command("Page.captureScreenshot", params={"format": "png"})
             _save_small(base64.b64decode(shot["result"]["data"]), SHOTS / name)
