@@ -7,12 +7,11 @@ from __future__ import annotations
 import urllib.parse
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from conftest import REPO
 from emb_s_core import bank
 from emb_s_core.analysis import drilldown, finder
 from emb_s_core.store import Workspace
+from test_illusion_pages import clean, run_page
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -22,19 +21,6 @@ def env(demo_twin_ws, monkeypatch, tmp_path):
     monkeypatch.setenv("EMB_S_DATA", str(tmp_path))
     (tmp_path / "demo").symlink_to(demo_twin_ws)
     return tmp_path / "demo"
-
-
-def run_page(page: str, params: dict) -> AppTest:
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=90)
-    for k, v in params.items():
-        at.query_params[k] = v
-    at.switch_page(f"pages/{page}")
-    return at.run()
-
-
-def clean(at: AppTest) -> None:
-    assert not at.exception, [e.message for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def test_the_drilldown_opens_on_the_finder_of_the_view_ladder(env):
