@@ -221,7 +221,8 @@ def _rows(ws: Workspace, run: str, m: metrics.Metric, direction: str, qids: list
 
 
 def readable(rows: pd.DataFrame) -> pd.DataFrame:
-    """The rows as people read them (CLI table, dashboard, downloads): ranks as text ("12", or
+    """The rows as people read them (CLI table, dashboard, downloads), what decides first and the query's text last:
+    ranks as text ("12", or
     ``drilldown.NOT_IN_LIST`` beyond the stored list), "fell by" as text ("≥ 91" when the gold left the list), the
     other document as "doc 40 · hard negative · new"."""
     small = rows.attrs.get("small", "smaller rung")
@@ -243,7 +244,7 @@ def readable(rows: pd.DataFrame) -> pd.DataFrame:
         return f"doc {int(row.other)} · {row.other_relation}{new}"
 
     out = pd.DataFrame({
-        "qid": rows["qid"], "query": rows["query"], "gold": rows["gold"].astype("int64"),
+        "qid": rows["qid"], "gold": rows["gold"].astype("int64"),
         f"rank at {small}": [rank(v) for v in rows["gold_rank_small"]],
         f"rank at {large}": [rank(v) for v in rows["gold_rank_large"]],
         "fell by" if direction == LOST else "rose by": [moved(f, s, lg) for f, s, lg in
@@ -252,10 +253,10 @@ def readable(rows: pd.DataFrame) -> pd.DataFrame:
         ("took its place" if direction == LOST else f"outranked it at {small}"): [other(r) for r in
                                                                                  rows.itertuples()],
         "its rank": [rank(v) if not pd.isna(o) else "" for v, o in zip(rows["other_rank"], rows["other"])],
-        "its title": rows["other_title"].fillna(""),
+        "its title": rows["other_title"].fillna(""), "query": rows["query"],
     })
-    if (rows["rung_small"] != small).any() or (rows["rung_large"] != large).any():
-        out.insert(2, "rungs", [f"{x} → {y}" for x, y in zip(rows["rung_small"], rows["rung_large"])])
+    if (rows["rung_small"] != small).any() or (rows["rung_large"] != large).any():  # pooled scales: whose rungs
+        out["rungs"] = [f"{x} → {y}" for x, y in zip(rows["rung_small"], rows["rung_large"])]
     return out
 
 
