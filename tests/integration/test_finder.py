@@ -172,6 +172,9 @@ def test_defaults_are_the_view_ladder_never_the_twin(demo_twin_ws):
 
 def test_cli_lost_at_scale_prints_the_same_rows(demo_twin_ws, tmp_path, capsys):
     ws = Workspace(demo_twin_ws)
+    with pytest.raises(SystemExit) as done:
+        main(["cases", "lost-at-scale", "--help"])
+    assert done.value.code == 0 and "took its place" in " ".join(capsys.readouterr().out.split())
     out = tmp_path / "lost.csv"
     assert main(["cases", "lost-at-scale", "-w", str(demo_twin_ws), "--run", "bm25", "--metric", "R@1",
                  "--format", "csv", "--out", str(out)]) == 0
