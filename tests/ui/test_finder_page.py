@@ -86,3 +86,11 @@ def test_the_overview_links_a_cell_to_its_finder(env):
     at.selectbox(key="cell_rung").set_value("64K/law").run()  # a base rung: nothing below it, its failures only
     labels = [link.proto.label for link in at.get("page_link")]
     assert not any("loses at" in label for label in labels) and any("Failures of" in label for label in labels)
+
+
+def test_a_searched_query_opens_its_top_k_on_the_view_ladder_largest_rung(env):
+    qid = bank.queries(Workspace(env))["qid"].iloc[0]
+    at = run_page("3_Query_drilldown.py", {"ws": "demo", "by": "search", "find": qid, "q": qid})
+    clean(at)
+    assert at.selectbox(key="top_rung").value == "full"  # never the twin's benign:full, the last rung listed
+    assert "benign:full" in at.selectbox(key="top_rung").options
