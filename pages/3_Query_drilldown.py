@@ -62,16 +62,22 @@ if by == "finder":
                                  finder.GAINED if direction == finder.LOST else finder.LOST, domains, tasks, sources,
                                  tags)
     st.caption(f"{md(finder.summary(rows))}; {len(other):,} went the other way. The gold that moved furthest first; "
-               f"\"{md(drilldown.NOT_IN_LIST)}\": below the stored list.")
+               f"\"{md(drilldown.NOT_IN_LIST)}\": below the stored list. Click a row (or pick below) to open it.")
     table = finder.readable(rows)
-    st.dataframe(table, hide_index=True, width="stretch")
+    event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
+                         key=f"finder_table_{direction}")
     widgets.table_downloads(table, f"{direction}_at_scale_{metric}_{run}_{small}_{large}", "finder",
                             formats=("csv", "markdown"))
     if rows.empty:
         st.stop()
     picks = finder.labels(rows)
-    qid = st.selectbox("Open a query", list(picks), index=state.url_index("q", list(picks)),
-                       format_func=picks.get, key="finder_pick")
+    clicked = [i for i in (event.selection.rows if event is not None else []) if i < len(picks)]
+    if clicked:  # a row clicked in the table opens its query (a picker of its own, so it starts on that row)
+        qid = st.selectbox("Open a query", list(picks), index=clicked[0], format_func=picks.get,
+                           key=f"finder_pick_{clicked[0]}")
+    else:
+        qid = st.selectbox("Open a query", list(picks), index=state.url_index("q", list(picks)),
+                           format_func=picks.get, key="finder_pick")
     found = rows.set_index("qid").loc[qid]
 elif by == "failures":
     if not run_names:

@@ -1,6 +1,6 @@
 """The three jobs walked in a real browser on a demo workspace with its benign twin (``streamlit run`` as the suite
-serves it, headless Chromium over the DevTools protocol): open the finder, open one query from it, read the gold next
-to the document that took its place; type a what-if; download a figure and a table."""
+serves it, headless Chromium over the DevTools protocol): open the finder, open one query by clicking its row, read
+the gold next to the document that took its place; type a what-if; download a figure and a table."""
 from __future__ import annotations
 
 import asyncio
@@ -126,18 +126,10 @@ async def _walk(base: str, first: str, second: str, expected_other: int, downloa
         await tab.send_command("Page.navigate", params={"url": f"{base}/query_drilldown?ws=demo&metric=R%401"})
         out["finder"] = await _wait(tab, lambda g: "fail at full" in g["text"] and len(g["docs"]) == 2
                                     and first in g["cells"])
-        # 2. open another query from the finder's picker, as a person does: open the list, click the option
-        picker = ("[...document.querySelectorAll('[data-testid=stSelectbox]')].find(e => e.innerText.includes("
-                  "'Open a query')).querySelector('button[aria-haspopup=listbox]')")
-        option = f"[...document.querySelectorAll('[role=option]')].find(o => o.innerText.startsWith({json.dumps(second)}))"
-        for _ in range(5):  # open the list (a click while the page still settles may be lost: click again)
-            await _click_at(tab, await _box(tab, picker))
-            start = time.time()
-            while not await _js(tab, f"!!({option})") and time.time() - start < 4:
-                await asyncio.sleep(0.3)
-            if await _js(tab, f"!!({option})"):
-                break
-        await _click_at(tab, await _box(tab, option))
+        # 2. open another query from the finder's table, as a person does: click its row (the row marker at the
+        #    grid's left edge; header and rows are 35 px high)
+        grid = await _box(tab, "document.querySelector('[data-testid=stDataFrame]')")
+        await _click_at(tab, {"x": grid["x"] + 2, "y": grid["y"] + 35 + 35 * 1 + 2, "width": 20, "height": 30})
         # 3. read the gold next to the document that took its place
         out["opened"] = await _wait(tab, lambda g: f"q={second}" in g["url"] and len(g["docs"]) == 2
                                     and f" {expected_other} that outranked it" in g["text"])
