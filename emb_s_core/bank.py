@@ -241,6 +241,27 @@ def with_hard_negatives_of(ws: Workspace, queries: pd.DataFrame, provenances: li
     return out
 
 
+def gold_sources(ws: Workspace, queries: pd.DataFrame) -> list[tuple[str, ...]]:
+    """Per row of ``queries``: the sources of its gold documents (sorted, distinct); the query's own ``source`` where
+    none of its gold is in the bank. Why: a query's source is where its evidence comes from; the import's name is
+    no document's source on a native bank whose documents carry their own (issue 31 §3)."""
+    docs = ws.read("documents", ["doc_id", "source"])
+    source_of = dict(zip(docs["doc_id"].to_numpy(), docs["source"].to_pylist()))
+    out = []
+    for refs, own in zip(queries["ref_ids"], queries["source"] if "source" in queries else [None] * len(queries)):
+        found = sorted({source_of[int(d)] for d in refs if source_of.get(int(d)) is not None})
+        out.append(tuple(found) if found else ((own,) if own is not None else ()))
+    return out
+
+
+def with_gold_source(ws: Workspace, queries: pd.DataFrame) -> pd.DataFrame:
+    """``queries`` with ``source`` = the sources of its gold documents (:func:`gold_sources`), joined by " + " when
+    the gold spans several: what every per-source breakdown groups by."""
+    out = queries.copy()
+    out["source"] = [" + ".join(s) if s else None for s in gold_sources(ws, queries)]
+    return out
+
+
 def doc_sets(ws: Workspace, source: str | None = None) -> pd.DataFrame:
     """The named document sets sources defined (source, set, set_order, doc_id); empty when there are none."""
     if not ws.has_table("doc_sets"):

@@ -52,7 +52,7 @@ def build(workspace_dir: str | Path, tokens: int | None = None, seed: int = 0, p
         evaluate.evaluate(ws, spec, name=spec, k=k,
                           progress=lambda s, f, stage=stage: report(f"{stage}: {s}", f))
         report(stage, 1.0)
-    # the benign twin after the runs, so the dense runs' cached vectors serve as reference retrievers too
+    # the benign twin, with its stated default references (bm25): what was run or cached does not change it
     if not ladder.exists(ws, ladder.BENIGN) or ladder.stale_reason(ws, ladder.BENIGN):
         report("building the benign twin", 0.0)
         twin.build(ws)

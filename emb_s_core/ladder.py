@@ -7,7 +7,8 @@ With ``S(D, B)`` = take documents of ``D`` in one seeded random order until addi
   ``S(other domain-d documents)``. If the gold sets and hard negatives do not all fit (the hard negatives counted up
   to ``hn_share`` of the budget, by default all of them), a seeded subset of the domain's queries whose gold and
   hard negatives fit is kept (``strict`` makes that an error); the kept queries are fixed on every rung. Queries
-  are ordered by qid before every seeded draw, so membership depends on the bank's content and the seed only.
+  are ordered by qid and documents by content (:func:`content_rank`, never doc_id) before every seeded draw, so
+  membership depends on the bank's content and the seed only, whatever the order or number of imports.
 - ``128K/<d>``, ``256K/<d>``: ``C_d^64K ∪ S(⋃_{d'≠d} C_{d'}^64K; B − |C_d^64K|)`` (inter-domain mixing); one
   permutation per domain, so ``128K/d ⊂ 256K/d``; not built when every other pool fits (it would be the shared rung).
 - ``512K``: the union of the ``64K/<d>`` pools; with fewer than 8 domains that union is not 8 × 64K tokens, so the
@@ -58,6 +59,10 @@ BANK_TABLES = ("documents", "queries")
 BUILT, OFFICIAL, BENIGN = "built", "official", "benign"
 LADDER_KINDS = (BUILT, OFFICIAL, BENIGN)
 BUILD_FLAGS = {OFFICIAL: " --official", BENIGN: " --control benign"}  # the `emb-s ladder build` flag of each kind
+#: the rule every seeded draw of the built ladder and its twin follows (stored with them): documents in content order
+#: (:func:`content_rank`) before each seeded permutation, and one header cost for every document. A built or benign
+#: ladder stored under another rule is stale: ``doc_id``-ordered draws depended on import order (issue 31 §2).
+DRAW_RULE = "content_v1"
 
 RUNGS_SCHEMA = pa.schema(
     [
@@ -226,16 +231,35 @@ def serialized_tokens(ws: Workspace, encoding: str | None = None, progress: bool
     """Tokens per document (index doc_id) as a model is shown it: header line + title + text + separator; only of
     ``doc_ids`` when given (the headers are counted for those alone, e.g. a summary of the gold documents).
 
-    The header's tokens are counted per id (short strings, fast); title + text come from the stored counts. Counting
-    the pieces apart is an upper bound of counting the joined context (a merge across a boundary only saves tokens),
-    so a budget kept with these counts holds for the serialized rung.
+    The header's tokens are counted per id (short strings, fast) and every document is charged the largest (so the
+    counts do not depend on which id an importer gave a document); title + text come from the stored counts.
+    Counting the pieces apart is an upper bound of counting the joined context (a merge across a boundary only saves
+    tokens), so a budget kept with these counts holds for the serialized rung.
     """
     encoding = encoding or bank.encoding_of(ws)
     text = bank.token_counts(ws, encoding, progress=progress)
+    largest = int(text.index.max()) if len(text) else 0
     if doc_ids is not None:
         text = text.reindex(np.unique(np.asarray(doc_ids, np.int64))).dropna().astype(np.int64)
-    headers = tokens.count_batch([DOC_HEADER.format(doc_id=int(i)) + "\n" for i in text.index], encoding)
-    return text + np.asarray(headers, np.int64) + tokens.count(DOC_SEPARATOR, encoding)
+    headers = tokens.count_batch([DOC_HEADER.format(doc_id=int(i)) + "\n" for i in [*text.index, largest]], encoding)
+    # one header cost for every document (the largest any id of the bank takes): an id's digits follow import
+    # order, and a budget that charged them per id would cut a content-ordered draw at another document
+    return text + int(max(headers)) + tokens.count(DOC_SEPARATOR, encoding)
+
+
+def content_rank(docs: pd.DataFrame) -> pd.Series:
+    """doc_id -> place in content order: by the hash of title and text (``content_hash``), documents with the same
+    title and text by source, then domain, then doc_id (interchangeable by content). Why: importers number documents
+    in file order, so a draw that sorted by doc_id gave another ladder for the same datasets imported in another
+    order or in several steps (issue 31 §2); ``docs`` needs doc_id, content_hash, source and domain."""
+    ordered = docs.sort_values(["content_hash", "source", "domain", "doc_id"], kind="stable")
+    return pd.Series(np.arange(len(ordered), dtype=np.int64), index=ordered["doc_id"].to_numpy(np.int64))
+
+
+def content_sorted(ids: np.ndarray, rank: pd.Series) -> np.ndarray:
+    """``ids`` in content order (:func:`content_rank`): what every seeded permutation of documents starts from."""
+    ids = np.asarray(ids, np.int64)
+    return ids[np.argsort(rank.loc[ids].to_numpy(), kind="stable")] if len(ids) else ids
 
 
 def prefix_within(order: np.ndarray, tok: pd.Series, budget: int) -> np.ndarray:
@@ -247,13 +271,14 @@ def prefix_within(order: np.ndarray, tok: pd.Series, budget: int) -> np.ndarray:
 
 
 def _domain_base(domain: str, qs: pd.DataFrame, docs: pd.DataFrame, tok: pd.Series, budget: int,
-                 opts: LadderOptions) -> tuple[np.ndarray, list[str], dict[str, str]]:
+                 opts: LadderOptions, rank: pd.Series) -> tuple[np.ndarray, list[str], dict[str, str]]:
     """C_d^64K and the kept queries of domain ``d`` (with the reason for each dropped one).
 
     The kept set is the seeded greedy one whose gold plus hard negatives fit (the hard negatives counted up to
     ``hn_share`` of the budget), so near misses are in the base pool and scale alone changes between rungs. It is
     maximal (no dropped query fits beside it), not the largest possible, which would favour queries with few, short
-    near misses. Queries are ordered by qid before each seeded draw: content and seed decide, never import order.
+    near misses. Queries are ordered by qid and documents by content (``rank``) before each seeded draw: content and
+    seed decide, never import order.
     """
     dropped: dict[str, str] = {}
     qs = qs.sort_values("qid", kind="stable")
@@ -308,7 +333,7 @@ def _domain_base(domain: str, qs: pd.DataFrame, docs: pd.DataFrame, tok: pd.Seri
             used += int(tok.loc[d])
     pool = np.fromiter(members, np.int64, len(members))
     others = docs.loc[(docs["domain"] == domain) & ~docs["doc_id"].isin(pool), "doc_id"].to_numpy()
-    others = np.sort(others)[seeded_rng(opts.seed, "fill", domain).permutation(len(others))]
+    others = content_sorted(others, rank)[seeded_rng(opts.seed, "fill", domain).permutation(len(others))]
     fill = prefix_within(others, tok, budget - used)
     return np.concatenate([pool, fill]), kept, dropped
 
@@ -337,7 +362,8 @@ def build(ws: Workspace, options: LadderOptions | None = None, progress: bool = 
     if base <= opts.reserve:
         raise EmbSError(f"the base rung {opts.base} is not larger than the reserve of {opts.reserve:,} tokens",
                         fix="raise --base or lower --reserve.")
-    docs = bank.documents(ws, ["doc_id", "domain", "source"])
+    docs = bank.documents(ws, ["doc_id", "domain", "source", "content_hash"])
+    rank = content_rank(docs)
     qs = bank.queries(ws)
     if qs.empty:
         raise EmbSError("the bank has no queries", fix="import a bank with queries first.")
@@ -354,7 +380,7 @@ def build(ws: Workspace, options: LadderOptions | None = None, progress: bool = 
     base_pools: dict[str, np.ndarray] = {}
     kept_by_domain: dict[str, list[str]] = {}
     for d in domains:
-        pool, kept, dropped = _domain_base(d, qs[qs["domain"] == d], docs, tok, base - opts.reserve, opts)
+        pool, kept, dropped = _domain_base(d, qs[qs["domain"] == d], docs, tok, base - opts.reserve, opts, rank)
         base_pools[d], kept_by_domain[d] = pool, kept
         kept_rows += [{"qid": q, "domain": d, "kept": True, "reason": ""} for q in kept]
         kept_rows += [{"qid": q, "domain": d, "kept": False, "reason": why} for q, why in dropped.items()]
@@ -373,7 +399,7 @@ def build(ws: Workspace, options: LadderOptions | None = None, progress: bool = 
     for d in domains:
         others = np.setdiff1d(np.concatenate([base_pools[o] for o in domains if o != d] or [np.empty(0, np.int64)]),
                               base_pools[d])
-        others = others[seeded_rng(opts.seed, "mix", d).permutation(len(others))]
+        others = content_sorted(others, rank)[seeded_rng(opts.seed, "mix", d).permutation(len(others))]
         used = int(tok.loc[base_pools[d]].sum())
         below_name, below_n = None, 0
         for size in sizes:
@@ -411,7 +437,7 @@ def build(ws: Workspace, options: LadderOptions | None = None, progress: bool = 
                         f"{shared_tokens:,} tokens")
     rungs.append(make_rung(shared_name, "shared", None, len(domains) * base, None, shared_ids, all_kept, docs, qs))
     rest = np.setdiff1d(docs["doc_id"].to_numpy(), shared_ids)
-    rest = np.sort(rest)[seeded_rng(opts.seed, "global").permutation(len(rest))]
+    rest = content_sorted(rest, rank)[seeded_rng(opts.seed, "global").permutation(len(rest))]
     total = int(docs["n_tokens"].sum())
     limit = tokens.parse_size(opts.max_size) if opts.max_size else None  # default: until the bank fits a budget
     # the shared rung stands for len(domains) × base (512K with 8 domains): injection starts above that and above
@@ -615,7 +641,8 @@ def store(ws: Workspace, ladder: Ladder, built_from: dict | None = None, kind: s
         ws.write("rung_members", members, mode="overwrite", schema=MEMBERS_SCHEMA)
         ws.write("ladder_queries", kept, mode="overwrite", schema=KEPT_SCHEMA)
         ws.set_setting(setting_key(kind), {**ladder.options, "messages": ladder.messages, "absent": ladder.absent,
-                                           "bank": built_from, **(extra_settings or {})})
+                                           "bank": built_from, **(extra_settings or {}),
+                                           **({} if kind == OFFICIAL else {"draws": DRAW_RULE})})
 
 
 # --------------------------------------------------------------------------------------------- reading
@@ -648,6 +675,10 @@ def stale_reason(ws: Workspace, kind: str = BUILT) -> str | None:
     if not exists(ws, kind):
         return None
     settings = ws.settings.get(setting_key(kind), {})
+    if kind != OFFICIAL and settings.get("draws") != DRAW_RULE:
+        what = "twin" if kind == BENIGN else "ladder"
+        return (f"the {what} was built before its draws were ordered by content (they followed doc ids, which "
+                "importers assign in file order, so the same datasets imported in another order gave other rungs)")
     built = settings.get("bank")
     if not built:
         return None

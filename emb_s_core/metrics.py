@@ -21,8 +21,10 @@ K larger than the list simply scores the list (a list of 10 has SR@100 = SR@10);
 Rows whose status is not ``ok`` ("does_not_fit", "error") get NaN metrics and are left out of every ``n``: a cell a
 model could not run is never a zero.
 
-Aggregates are means over the queries with a defined value, each with its ``n`` and a seeded bootstrap 95%
-percentile interval; two systems on one rung are compared with a paired test over the queries both have: a sign-flip
+Aggregates are means over the queries with a defined value, each with its ``n`` and a 95% interval: the Wilson
+score interval where the cell's values are binary by definition (R@1, FR@K, HN-intrusion, and SR@K when every gold
+set of the cell has one document), which stays informative when every query scores 0 or every one scores 1 (a
+bootstrap of such a cell is [0, 0]); else a seeded bootstrap percentile interval (``ci_method`` says which); two systems on one rung are compared with a paired test over the queries both have: a sign-flip
 test whose p-value is exact where the differences lie on a grid, else Monte Carlo drawn until no verdict can move.
 """
 from __future__ import annotations
@@ -121,6 +123,36 @@ def metric(name: str) -> Metric:
 def metric_names() -> list[str]:
     """Every metric name the per-query table has, in catalogue order (SR@1 … SR@100, FR@1 …, R@1, …)."""
     return [metric_name(f.name, k) for f in FAMILIES for k in (KS if f.has_k else (None,))]
+
+
+#: a cell's 95% interval (``ci_method`` of :func:`aggregate`): Wilson score for binary cells, else bootstrap
+WILSON, BOOTSTRAP = "wilson", "bootstrap"
+INTERVAL_NOTE = ("95% intervals: Wilson score for binary cells (R@1, FR@K, HN-intrusion, SR@K when every gold set "
+                 "has one document), else bootstrap percentile over queries")
+#: cells averaging fewer queries than THIN_N are greyed in figures (their means move with one query); below SMALL_N
+#: the figures print each cell's n beside its value
+THIN_N = 10
+SMALL_N = 30
+_Z95 = 1.959963984540054
+_BINARY_COLUMNS = ("R@1", _HN_COLUMN)  # besides FR@K: 0/1 per query by definition
+
+
+def wilson(successes: np.ndarray, n: np.ndarray, z: float = _Z95) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval of a proportion (vectorized): never [0, 0] at 0 of n, nor [1, 1] at n of n; NaN at
+    n = 0. Why Wilson: near 0 and 1 it keeps its coverage where the normal interval and the bootstrap collapse."""
+    n = np.asarray(n, np.float64)
+    safe = np.maximum(n, 1.0)
+    p = np.asarray(successes, np.float64) / safe
+    denom = 1.0 + z * z / safe
+    centre = (p + z * z / (2 * safe)) / denom
+    half = z / denom * np.sqrt(np.maximum(p * (1 - p) / safe + z * z / (4 * safe * safe), 0.0))
+    low, high = np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+    low, high = np.where(p <= 0, 0.0, low), np.where(p >= 1, 1.0, high)  # exact ends, not 1 − 1e-16
+    return np.where(n > 0, low, np.nan), np.where(n > 0, high, np.nan)
+
+
+def _binary_by_definition(col: str) -> bool:
+    return col in _BINARY_COLUMNS or col.startswith("FR@")
 
 
 # ------------------------------------------------------------------------------------------- per query
@@ -292,11 +324,13 @@ def _display(col: str) -> str:
 
 def aggregate(per_query_df: pd.DataFrame, by: Sequence[str] | str = ("run", "rung"),
               metrics: Iterable[str] | None = None, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
-    """Long-form means: *by, metric, value, n, ci_low, ci_high, n_ok, n_does_not_fit, n_error.
+    """Long-form means: *by, metric, value, n, ci_low, ci_high, n_ok, n_does_not_fit, n_error, ci_method.
 
     ``value`` = mean over the group's queries where the metric is defined (NaN values are excluded, so R@1 counts
-    single-source and FR@K multi-source queries only), ``n`` = how many. The interval is the 2.5/97.5 percentile of
-    ``n_boot`` bootstrap means. Resampling is vectorized as a count matrix ``C`` (n_boot × n, row b = how often each
+    single-source and FR@K multi-source queries only), ``n`` = how many. The interval (``ci_method``) is the Wilson
+    score interval in a cell whose values are binary by definition (R@1, FR@K, HN-intrusion; SR@K where every
+    defined query of the cell has one gold document, per the ``n_gold`` column), decided per metric and cell; else
+    the 2.5/97.5 percentile of ``n_boot`` bootstrap means (``n_boot`` = 0 skips every interval). Resampling is vectorized as a count matrix ``C`` (n_boot × n, row b = how often each
     query is drawn in replicate b) times the value matrix: means = C @ V / n. The draws depend only on ``seed`` and
     ``n``, so a group's interval does not change when other groups or metrics are added to the call.
     """
@@ -309,7 +343,7 @@ def aggregate(per_query_df: pd.DataFrame, by: Sequence[str] | str = ("run", "run
     cols = metric_columns(per_query_df, metrics)
     if n_boot < 0:
         raise EmbSError(f"n_boot must be ≥ 0, got {n_boot}", fix="pass e.g. --n-boot 1000 (0 skips intervals).")
-    header = [*by, "metric", "value", "n", "ci_low", "ci_high", "n_ok", "n_does_not_fit", "n_error"]
+    header = [*by, "metric", "value", "n", "ci_low", "ci_high", "n_ok", "n_does_not_fit", "n_error", "ci_method"]
     if per_query_df.empty or not cols:
         return pd.DataFrame(columns=header)
     status = per_query_df["status"].astype(str).to_numpy() if "status" in per_query_df else None
@@ -321,6 +355,10 @@ def aggregate(per_query_df: pd.DataFrame, by: Sequence[str] | str = ("run", "run
     lo = np.full((n_groups, len(cols)), np.nan)
     hi = np.full((n_groups, len(cols)), np.nan)
     statuses = np.zeros((n_groups, 3), dtype=np.int64)
+    method = np.full((n_groups, len(cols)), "", dtype=object)
+    n_gold = per_query_df["n_gold"].to_numpy() if "n_gold" in per_query_df else None
+    by_def = np.array([_binary_by_definition(c) for c in cols], bool)
+    sr = np.array([c.startswith("SR@") for c in cols], bool)
     jobs: dict[int, list[tuple[int, list[int], np.ndarray]]] = {}  # sample size m → (group, columns, values)
     for g, idx in enumerate(grouped.values()):
         vals = values_all[idx]
@@ -331,8 +369,19 @@ def aggregate(per_query_df: pd.DataFrame, by: Sequence[str] | str = ("run", "run
         statuses[g] = ((st == OK).sum(), (st == DOES_NOT_FIT).sum(), (st == ERROR).sum())
         if not n_boot:
             continue
+        binary = by_def.copy()
+        if n_gold is not None and sr.any():  # SR@K is 0/1 where every defined query has one gold document
+            ones = n_gold[idx] == 1
+            binary |= sr & ~(defined & ~ones[:, None]).any(axis=0)
+        binary &= count[g] > 0
+        if binary.any():
+            hits = np.where(defined, vals, 0.0).sum(axis=0)
+            wl, wh = wilson(hits, count[g])
+            lo[g, binary], hi[g, binary] = wl[binary], wh[binary]
+            method[g, binary] = WILSON
+        method[g, ~binary & (count[g] > 0)] = BOOTSTRAP
         patterns: dict[bytes, list[int]] = {}  # columns defined on the same rows share one resampling
-        for j in np.flatnonzero(count[g]):
+        for j in np.flatnonzero((count[g] > 0) & ~binary):
             patterns.setdefault(defined[:, j].tobytes(), []).append(int(j))
         for js in patterns.values():
             sub = vals[defined[:, js[0]]][:, js]
@@ -351,6 +400,7 @@ def aggregate(per_query_df: pd.DataFrame, by: Sequence[str] | str = ("run", "run
         out.insert(pos, name, np.repeat(np.array([k[pos] for k in keys], dtype=object), len(cols)))
     for j, name in enumerate(("n_ok", "n_does_not_fit", "n_error")):
         out[name] = np.repeat(statuses[:, j], len(cols))
+    out["ci_method"] = method.ravel()
     return out[header]
 
 

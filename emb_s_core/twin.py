@@ -2,9 +2,12 @@
 
 Same rungs, budgets, kept queries and gold documents as the built (adversarial) ladder, but benign for every query:
 query q is scored on a pool holding none of ITS OWN near misses — its hard negatives and its top-N documents under
-the reference retrievers (bm25 over the whole bank, plus every dense retriever whose vectors for the whole bank are
-already cached: the twin never embeds the bank unless a dense reference is asked for by name), its own gold excepted
-— and as many tokens as the built rung (within 3%, never over the budget).
+the reference retrievers, its own gold excepted — and as many tokens as the built rung (within 3%, never over the
+budget). The references are chosen once, when the twin is built (default :data:`DEFAULT_REFERENCES`: bm25 over the
+whole bank; ``--reference`` names others, a dense one is embedded if it must be), stored with it and part of every
+twin rung's identity, so rebuilding with other references marks twin results stale. They never depend on which
+vectors happen to be cached or which runs exist: every compared retriever shares that one twin. A reference's own
+gap is partly by construction (its own top-N left each pool, which can only help it): tables say so.
 
 One twin shared by every query cannot do this wherever one query's gold is another's near miss (on distractor-style
 banks almost every paragraph is), and a shared twin that leaves out every near document shrinks to little more than
@@ -25,12 +28,15 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from emb_s_core import bank, ladder, retrievers, runs
+from emb_s_core import bank, ladder, retrievers
 from emb_s_core.errors import EmbSError
 from emb_s_core.store import Workspace
 
 DEFAULT_TOP_N = 20
 SPARSE_REFERENCE = "bm25"
+#: the twin's reference retrievers when none are named: fixed (no model, defined on every bank), never "whatever
+#: vectors are cached", so the twin and the gap do not depend on the order in which things were run (issue 31 §4)
+DEFAULT_REFERENCES: tuple[str, ...] = (SPARSE_REFERENCE,)
 _BATCH = 256
 
 
@@ -51,49 +57,21 @@ class NearDocuments:
         return self.hard_negatives.union(*self.neighbours.values())
 
 
-def cached_dense_references(ws: Workspace) -> list[tuple[str, int]]:
-    """(spec, chunk size) of the dense retrievers whose vectors cover the whole bank already (from the workspace's
-    runs, hybrid parts included): using them as references embeds nothing."""
-    from emb_s_core.retrievers.dense import cache_table
-
-    seen: list[tuple[str, int]] = []
-
-    def collect(cfg: dict) -> None:
-        if str(cfg.get("spec", "")).startswith("dense:") and cfg.get("chunk_size"):
-            pair = (cfg["spec"], int(cfg["chunk_size"]))
-            if pair not in seen:
-                seen.append(pair)
-        for part in cfg.get("parts", []) or []:
-            collect(part)
-
-    for cfg in runs.list_runs(ws)["config"]:
-        collect(json.loads(cfg).get("retriever", {}))
-    hashes = set(bank.documents(ws, ["content_hash"])["content_hash"])
-    out = []
-    for spec, chunk in seen:
-        try:
-            key = retrievers.get(spec, chunk_size=chunk).embedder.key
-        except EmbSError:  # the model of an old run is not installed here: not a reference
-            continue
-        table = cache_table(key, chunk)
-        if ws.has_table(table) and hashes <= set(ws.read(table, ["content_hash"])["content_hash"].to_pylist()):
-            out.append((spec, chunk))
-    return out
-
-
 def near_documents(ws: Workspace, qids: list[str], top_n: int = DEFAULT_TOP_N,
                    references: list[str] | None = None) -> NearDocuments:
     """Hard negatives and top-``top_n`` neighbours (over the whole bank) of the queries ``qids``, gold excepted.
 
-    ``references`` None: bm25 plus the dense retrievers with cached vectors; otherwise exactly those specs (a dense
-    one named here is embedded if it must be).
+    ``references`` None: :data:`DEFAULT_REFERENCES`; otherwise exactly those specs (a dense one named here is
+    embedded if it must be).
     """
     if top_n < 0:
         raise EmbSError(f"--top-n must be 0 or more (got {top_n})", fix="pass e.g. --top-n 20.")
     qs = bank.queries(ws).set_index("qid").loc[qids]
     gold = {int(d) for refs in qs["ref_ids"] for d in refs}
-    specs = [(SPARSE_REFERENCE, None)] + cached_dense_references(ws) if references is None else \
-        [(s, None) for s in references]
+    specs = [(s, None) for s in dict.fromkeys(DEFAULT_REFERENCES if references is None else references)]
+    if not specs:
+        raise EmbSError("no reference retriever named", fix="pass --reference bm25 (the default), or several "
+                        "comma-separated specs, e.g. bm25,dense:minilm-l6.")
     own = {q: {int(d) for d in refs} for q, refs in zip(qs.index, qs["ref_ids"])}
     # a query's near misses exclude its OWN gold only: another query's gold near q is one of q's near misses
     per_query = {q: {int(d) for d in negs} - own[q] for q, negs in zip(qs.index, qs["hard_negative_ids"])}
@@ -183,7 +161,9 @@ def build(ws: Workspace, top_n: int = DEFAULT_TOP_N, references: list[str] | Non
     built_from = ladder.bank_state(ws)
     opts = built.options
     seed = int(opts.get("seed", 0))
-    docs = bank.documents(ws, ["doc_id", "domain", "source"]).sort_values("doc_id").reset_index(drop=True)
+    docs = bank.documents(ws, ["doc_id", "domain", "source", "content_hash"]).sort_values("doc_id")
+    docs = docs.reset_index(drop=True)
+    rank = ladder.content_rank(docs)  # every refill draws in content order, as the built ladder does
     tok = ladder.serialized_tokens(ws, opts.get("encoding"))  # what the built ladder counts (header included)
     docs["n_tokens"] = tok.loc[docs["doc_id"]].to_numpy()
     table = _Tokens(docs["doc_id"].to_numpy(np.int64), docs["n_tokens"].to_numpy(np.int64),
@@ -192,20 +172,21 @@ def build(ws: Workspace, top_n: int = DEFAULT_TOP_N, references: list[str] | Non
     kept_qids = list(built.kept.loc[built.kept["kept"], "qid"])
     near = near_documents(ws, kept_qids, top_n, references)
     near_q = {q: np.array(sorted(near.per_query.get(q, ())), np.int64) for q in kept_qids}
-    shared, messages = _shared_twin(built, near, docs, tok, qs, seed, top_n)
+    shared, messages = _shared_twin(built, near, docs, tok, qs, seed, top_n, rank)
     problems = _shared_problems(built, shared, near_q, table)
     deltas: dict[str, dict[str, Delta]] = {}
     if problems:
         messages.append(f"benign twin: per-query pools on every rung (the shared twin is not clean and full: "
                         f"{'; '.join(problems[:3])}{' …' if len(problems) > 3 else ''})")
-        twins, deltas = _per_query_twin(built, near_q, table, docs, qs, seed)
+        twins, deltas = _per_query_twin(built, near_q, table, docs, qs, seed, rank)
     else:
         messages.append("benign twin: the shared twin is clean for every kept query and full on every rung: one "
                         "pool per rung")
         twins = shared
         for t, r in zip(twins, built.rungs):
             t.composition.update(_pool_summary(t, r, {q: None for q in r.qids}, near_q, qs, table))
-    for t in twins:
+    for t in twins:  # the references are part of what a twin rung is: other references, other results
+        t.membership_hash = _reference_hash(t.membership_hash, near.references, top_n)
         if t.composition.get("fill", 1.0) < 1 - FILL_TOLERANCE:
             messages.append(f"{t.name}: {t.composition['fill_note']}")
     kept = built.kept.drop(columns=["ladder"], errors="ignore").copy()
@@ -225,7 +206,7 @@ def build(ws: Workspace, top_n: int = DEFAULT_TOP_N, references: list[str] | Non
 
 
 def _shared_twin(built: ladder.Ladder, near: NearDocuments, docs: pd.DataFrame, tok: pd.Series, qs: pd.DataFrame,
-                 seed: int, top_n: int) -> tuple[list[ladder.Rung], list[str]]:
+                 seed: int, top_n: int, rank: pd.Series) -> tuple[list[ladder.Rung], list[str]]:
     """One pool per rung, irrelevant to every kept query (gold kept): the twin used when it is clean and full. Its
     sampling mirrors ``ladder.build`` with its own seeded permutations, so its rungs nest the same way."""
     kept_qids = list(built.kept.loc[built.kept["kept"], "qid"])
@@ -240,7 +221,7 @@ def _shared_twin(built: ladder.Ladder, near: NearDocuments, docs: pd.DataFrame, 
                 "hard negative or top-N neighbour of it): a twin shared by all queries would keep them"]
 
     def shuffled(ids: np.ndarray, *labels: str) -> np.ndarray:
-        ids = np.sort(ids)
+        ids = ladder.content_sorted(ids, rank)
         return ids[ladder.seeded_rng(seed, "benign", *labels).permutation(len(ids))]
 
     base: dict[str, np.ndarray] = {}  # the twin 64K/<d> pools first: the mixed rungs of every domain draw on them
@@ -327,14 +308,14 @@ def _refill(candidates: np.ndarray, start: int, exclude: np.ndarray, table: _Tok
 
 
 def _per_query_twin(built: ladder.Ladder, near_q: dict[str, np.ndarray], table: _Tokens, docs: pd.DataFrame,
-                    qs: pd.DataFrame, seed: int) -> tuple[list[ladder.Rung], dict[str, dict[str, Delta]]]:
+                    qs: pd.DataFrame, seed: int, rank: pd.Series) -> tuple[list[ladder.Rung], dict[str, dict[str, Delta]]]:
     """Per-query pools on every rung: the twin rungs (membership = the built rung) and their deltas."""
     candidates = {}
     for r in built.rungs:  # documents outside the built rung, within its domain rules, in one seeded order
         outside = ~member(r.doc_ids, table.ids)
         if r.kind == "domain":
             outside &= table.domains == r.domain
-        c = table.ids[outside]
+        c = ladder.content_sorted(table.ids[outside], rank)
         candidates[r.name] = c[ladder.seeded_rng(seed, "benign", "refill", r.name).permutation(len(c))]
     targets = {r.name: table.sum(r.doc_ids) for r in built.rungs}
     chains: dict[str, list[ladder.Rung]] = {}
@@ -365,6 +346,12 @@ def _per_query_twin(built: ladder.Ladder, near_q: dict[str, np.ndarray], table: 
         twin.membership_hash = _delta_hash(twin.membership_hash, out[r.name])
         twins.append(twin)
     return twins, {t.name: out[r.name] for t, r in zip(twins, built.rungs)}
+
+
+def _reference_hash(base_hash: str, references: list[str], top_n: int) -> str:
+    """A twin rung's identity with the references and top-N that defined "near": rebuilding the twin with other
+    references changes it even where the pools happen to be equal, so results made on the old twin are stale."""
+    return hashlib.sha256(json.dumps([base_hash, list(references), int(top_n)]).encode()).hexdigest()
 
 
 def _delta_hash(base_hash: str, per_query: dict[str, Delta]) -> str:

@@ -57,6 +57,8 @@ n_missing, missing = views.unscored(states)
 fig = heatmap.heatmap(agg, states, metric, rows, cols, x=x, caption=cap)
 event = st.plotly_chart(fig, theme=None, key="heat", on_select="rerun", selection_mode="points", width="stretch")
 widgets.figure_downloads(fig, f"heatmap_{metric}", "heat")
+st.caption(f"{metrics.INTERVAL_NOTE}. Cells averaging fewer than {metrics.THIN_N} queries are grey; n is printed "
+           f"in cells under {metrics.SMALL_N}.")
 unfinished = run_state.not_complete(data.run_states(path, v))
 unfinished = unfinished[unfinished["run"].isin(chosen)]
 if len(unfinished):
@@ -119,6 +121,7 @@ if twins:
                "rung; paired bootstrap 95% interval and sign-flip randomization p-value.")
     with widgets.guard():
         gap = data.illusion_gap(path, v, tuple(chosen), metric, domains, tasks, sources, tags)
+    st.caption(md(data.twin_references(path, v) or ""))
     st.dataframe(gap.drop(columns=["test"]), hide_index=True, width="stretch")
     widgets.table_downloads(gap, f"illusion_gap_{metric}", "gap")
     st.caption("The twin each gap is measured on: its pools per rung (per-query = the built rung minus that "

@@ -253,8 +253,17 @@ def illusion_gap(path: str, v: int, run_names: tuple[str, ...], metric: str, dom
                  tasks: tuple[str, ...], sources: str, tags: tuple[str, ...] = ()) -> pd.DataFrame:
     from emb_s_core.analysis import illusion
 
-    return illusion.gap_or_empty(_current_twins(path, v, filtered(path, v, domains, tasks, sources, tags)),
+    gaps = illusion.gap_or_empty(_current_twins(path, v, filtered(path, v, domains, tasks, sources, tags)),
                                  list(run_names), metric)
+    return illusion.with_gap_context(_ws(path, v), gaps, get_ladder(path, v))
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
+def twin_references(path: str, v: int) -> str | None:
+    """``analysis.illusion.references_note``: the twin's reference retrievers, as every gap is shown with them."""
+    from emb_s_core.analysis import illusion
+
+    return illusion.references_note(_ws(path, v))
 
 
 @st.cache_data(max_entries=64, show_spinner="Attributing the displaced gold documents…")

@@ -5,7 +5,8 @@ A query is *displaced* when a gold document in its top-K on r is not in its top-
 order:
 
 1. ``hard negative``     — one of the query's hard negatives (near misses of the bank);
-2. ``new, other source`` — new in r′ (not a member of r), from another source than the query;
+2. ``new, other source`` — new in r′ (not a member of r), from a source none of the query's gold documents has (a
+   query's source is that of its gold, never the import's name: a native bank's documents carry their own);
 3. ``new, same domain``  — new in r′, from the query's own domain;
 4. ``new, other domain`` — new in r′, from another domain;
 5. ``already in r``      — a member of r that was below the gold there: the ranking among the old documents moved
@@ -62,7 +63,9 @@ def displacements(ws: Workspace, run: str, rung_from: str, rung_to: str, k: int 
         raise EmbSError(f"run {run!r} has no results on both {rung_from} and {rung_to}",
                         fix=f"evaluate it there (`emb-s eval -r SPEC --name {run}`).")
     lists = res.pivot(index="qid", columns="rung", values="doc_ids").dropna()
-    qs = bank.queries(ws).set_index("qid")
+    qs = bank.queries(ws)
+    qs["gold_sources"] = bank.gold_sources(ws, qs)
+    qs = qs.set_index("qid")
     docs = bank.documents(ws, ["doc_id", "domain", "source"]).set_index("doc_id")
     members = set(small.doc_ids.tolist())
     rows = []
@@ -75,7 +78,7 @@ def displacements(ws: Workspace, run: str, rung_from: str, rung_to: str, k: int 
         negatives = {int(h) for h in qs.at[qid, "hard_negative_ids"]}
         seen = set(top_a)
         displacers = [d for d in top_b if d not in seen]
-        causes = [_cause(d, negatives, members, docs, qs.at[qid, "domain"], qs.at[qid, "source"])
+        causes = [_cause(d, negatives, members, docs, qs.at[qid, "domain"], set(qs.at[qid, "gold_sources"]))
                   for d in displacers] or [OWN_SCORE]  # one cause per displacer; none: the query still weighs 1
         full_b = [int(d) for d in b]
         rows.append({"qid": qid, "domain": qs.at[qid, "domain"], "lost": lost, "displacers": displacers,
@@ -83,12 +86,13 @@ def displacements(ws: Workspace, run: str, rung_from: str, rung_to: str, k: int 
     return pd.DataFrame(rows, columns=["qid", "domain", "lost", "displacers", "causes", "gold_ranks_to"])
 
 
-def relation(doc: int, negatives: set[int], docs: pd.DataFrame, domain, source) -> str:
-    """What ``doc`` is to a query (one of :data:`RELATIONS`): one of its hard negatives, else a document of another
-    source than the query's, else of its own domain or of another one. ``docs`` is indexed by doc_id."""
+def relation(doc: int, negatives: set[int], docs: pd.DataFrame, domain, sources: set) -> str:
+    """What ``doc`` is to a query (one of :data:`RELATIONS`): one of its hard negatives, else a document of a source
+    none of the query's gold documents has (``sources``, ``bank.gold_sources``), else of its own domain or of another
+    one. ``docs`` is indexed by doc_id."""
     if doc in negatives:
         return HARD_NEGATIVE
-    if docs.at[doc, "source"] != source:
+    if docs.at[doc, "source"] not in sources:
         return OTHER_SOURCE_DOC
     return SAME_DOMAIN_DOC if docs.at[doc, "domain"] == domain else OTHER_DOMAIN_DOC
 
@@ -96,10 +100,10 @@ def relation(doc: int, negatives: set[int], docs: pd.DataFrame, domain, source) 
 _NEW = {OTHER_SOURCE_DOC: OTHER_SOURCE, SAME_DOMAIN_DOC: SAME_DOMAIN, OTHER_DOMAIN_DOC: OTHER_DOMAIN}
 
 
-def _cause(doc: int, negatives: set[int], members: set[int], docs: pd.DataFrame, domain, source) -> str:
+def _cause(doc: int, negatives: set[int], members: set[int], docs: pd.DataFrame, domain, sources: set) -> str:
     """The displacement cause: a hard negative, else "already in r" for a member of the smaller rung, else the
     document's :func:`relation` as new in r′."""
-    kind = relation(doc, negatives, docs, domain, source)
+    kind = relation(doc, negatives, docs, domain, sources)
     if kind == HARD_NEGATIVE:
         return HARD_NEGATIVE
     return ALREADY_IN if doc in members else _NEW[kind]

@@ -17,7 +17,8 @@ Definitions, per query scored on both sides (a side is a rung, or a pooled scale
 - *the document that took its place*: lost — a document above the gold on the larger rung that was not above it on
   the smaller one, preferring a hard negative within the cut-off, else the best-ranked such document; gained — a
   document above the gold on the smaller rung that is not above it on the larger one, chosen the same way. Its
-  relation to the query is ``explain.relation`` (hard negative, same domain, other domain, other source), and
+  relation to the query is ``explain.relation`` (hard negative, same domain, other domain, a source none of the
+  query's gold has), and
   ``other_new`` says whether it is new in the larger rung's pool (a twin rung's pool is the query's own pool).
 """
 from __future__ import annotations
@@ -173,7 +174,8 @@ def _rows(ws: Workspace, run: str, m: metrics.Metric, direction: str, qids: list
     wanted = sorted(set(rung_a) | set(rung_b))
     res = runs.load_results(ws, runs=[run], rungs=wanted)
     lists = {(r, q): [int(d) for d in ids] for r, q, ids in zip(res["rung"], res["qid"], res["doc_ids"])}
-    qs = bank.queries(ws).set_index("qid")
+    qs = bank.queries(ws)
+    qs = qs.assign(gold_sources=bank.gold_sources(ws, qs)).set_index("qid")
     docs = documents if documents is not None else bank.documents(
         ws, ["doc_id", "title", "domain", "source"]).set_index("doc_id")
     rungs = {r.name: r for r in lad.rungs} if lad is not None else {}
@@ -210,7 +212,7 @@ def _rows(ws: Workspace, run: str, m: metrics.Metric, direction: str, qids: list
                "other_new": None, "other_title": None}
         if other is not None:
             row["other_relation"] = explain.relation(other, negatives, docs, qs.at[qid, "domain"],
-                                                     qs.at[qid, "source"])
+                                                     set(qs.at[qid, "gold_sources"]))
             if direction == LOST and ra in rungs:
                 members = twin.pool(np.sort(rungs[ra].doc_ids), deltas.get(ra, {}).get(qid))
                 row["other_new"] = not bool(twin.member(members, np.asarray([other]))[0])

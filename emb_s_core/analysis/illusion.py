@@ -233,6 +233,90 @@ def gap_or_empty(pq: pd.DataFrame, runs: Sequence[str], metric: str) -> pd.DataF
         return pd.DataFrame(columns=GAP_COLUMNS)
 
 
+#: what every gap table carries beside the test (issue 31 §4): the twin rung's fill and whether it is short, whether
+#: the run is one of the twin's references (its gap then partly by construction), and the references themselves
+GAP_CONTEXT_COLUMNS = ["twin fill", "twin short", "own reference", "twin references"]
+SHORT = "short"
+BY_CONSTRUCTION = "yes: gap partly by construction"
+
+
+def twin_references(ws) -> tuple[list[str], int] | None:
+    """(the reference retrievers, top-N) the stored benign twin was built with (its setting); None without a twin."""
+    if not ladder.exists(ws, ladder.BENIGN):
+        return None
+    settings = ws.settings.get(ladder.setting_key(ladder.BENIGN), {})
+    return list(settings.get("references") or []), int(settings.get("top_n") or 0)
+
+
+def references_label(refs: tuple[list[str], int] | None) -> str:
+    """``bm25 (top-20)``: the references as a gap table's column shows them ("" without a twin)."""
+    if refs is None:
+        return ""
+    names, top_n = refs
+    return f"{', '.join(names) or 'unknown (built before references were stored)'} (top-{top_n})"
+
+
+def references_note(ws) -> str | None:
+    """One line saying which references defined "near" for the twin every gap is measured on, how they were chosen
+    and why a reference retriever's own gap is partly by construction (None without a twin)."""
+    from emb_s_core import twin
+
+    refs = twin_references(ws)
+    if refs is None:
+        return None
+    return (f"benign twin references: {references_label(refs)}: each query's top-{refs[1]} documents under them "
+            f"(and its hard negatives) were left out of its twin pools. Chosen once when the twin was built (default: "
+            f"{', '.join(twin.DEFAULT_REFERENCES)}; `emb-s ladder build --control benign --reference SPECS` sets them "
+            "and marks twin results stale); every run shares this twin. A reference retriever's own gap is partly "
+            "by construction: its own top documents were removed from every pool, which can only help it "
+            f"(rows marked '{BY_CONSTRUCTION}').")
+
+
+def _reference_runs(ws, references: list[str]) -> set[str]:
+    """The runs whose retriever (or a part of a hybrid) is one of ``references``."""
+    import json
+
+    from emb_s_core import runs
+
+    wanted = set(references)
+
+    def specs(cfg: dict) -> set[str]:
+        out = {str(cfg.get("spec", ""))}
+        for part in cfg.get("parts", []) or []:
+            out |= specs(part)
+        return out
+
+    listed = runs.list_runs(ws)
+    out = set()
+    for name, cfg in zip(listed["run"], listed["config"]):
+        cfg = json.loads(cfg)
+        if ({str(cfg.get("spec", ""))} | specs(cfg.get("retriever", {}) or {})) & wanted:
+            out.add(name)
+    return out
+
+
+def with_gap_context(ws, gaps: pd.DataFrame, lad: ladder.Ladder | None = None) -> pd.DataFrame:
+    """``gaps`` (from :func:`gap`) with :data:`GAP_CONTEXT_COLUMNS`: the twin rung's fill (smallest query's pool
+    tokens ÷ the built rung's) and "short" where it is under the twin's tolerance (the gap there mixes size with
+    hardness), "yes: gap partly by construction" for a run that is one of the twin's references, and the references.
+    """
+    from emb_s_core import twin
+
+    out = gaps.copy()
+    refs = twin_references(ws)
+    if lad is None and refs is not None:
+        lad = ladder.load(ws, allow_stale=True, kind=ladder.BENIGN)
+    fill = {r.name: r.composition.get("fill") for r in (lad.rungs if lad is not None else [])
+            if r.ladder == ladder.BENIGN}
+    twin_rung = out["rung"].map(lambda r: ladder.qualified(ladder.BENIGN, r)) if len(out) else out["rung"]
+    out["twin fill"] = [fill.get(t) for t in twin_rung]
+    out["twin short"] = [SHORT if f is not None and f < 1 - twin.FILL_TOLERANCE else "" for f in out["twin fill"]]
+    own = _reference_runs(ws, refs[0]) if refs is not None else set()
+    out["own reference"] = [BY_CONSTRUCTION if r in own else "" for r in out["run"]]
+    out["twin references"] = references_label(refs)
+    return out
+
+
 TWIN_FILL_COLUMNS = ["rung", "pools", "built tokens", "fill", "fill mean", "residual near misses", "note"]
 
 
@@ -274,8 +358,8 @@ def stale_note(stale: dict[str, list[str]]) -> str | None:
 def report(ws, runs: Sequence[str] | None = None, fraction: float = EFFECTIVE_FRACTION, by_domain: bool = False,
            n_resamples: int = 10000, n_boot: int = 1000, seed: int = 0
            ) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
-    """What ``emb-s report --illusion`` prints: (the illusion gap table, the effective-scale table, notes on the
-    metrics the gap table leaves out) of ``ws``;
+    """What ``emb-s report --illusion`` prints: (the illusion gap table with :func:`with_gap_context`, the
+    effective-scale table, notes on the metrics the gap table leaves out) of ``ws``;
     stale twin results (:func:`stale_note`) are left out."""
     from emb_s_core.analysis import views
     from emb_s_core.evaluate import stale_twin_runs
@@ -284,7 +368,7 @@ def report(ws, runs: Sequence[str] | None = None, fraction: float = EFFECTIVE_FR
     if pq.empty:
         raise EmbSError("no results in the workspace", where=str(ws.path),
                         fix="evaluate a retriever first (`emb-s eval -r bm25 --ladder both`).")
-    gaps = gap(pq, runs=runs, n_resamples=n_resamples, n_boot=n_boot, seed=seed)
+    gaps = with_gap_context(ws, gap(pq, runs=runs, n_resamples=n_resamples, n_boot=n_boot, seed=seed))
     eff = effective_for_ladder(pq, ladder.load(ws, allow_stale=True), runs=runs, fraction=fraction,
                                by_domain=by_domain, n_boot=n_boot)
     return gaps, eff, list(undefined_metrics(pq, GAP_METRICS).values())

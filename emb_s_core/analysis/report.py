@@ -57,7 +57,7 @@ def wide(table: pd.DataFrame, rung_order: Sequence[str] | None = None) -> pd.Dat
     ``rung_order``, else as they appear) holding the value; a rung the run has no value on is blank."""
     if table.empty:
         return pd.DataFrame(columns=["run", "metric"])
-    index = [c for c in table.columns if c not in ("rung", "value") and c not in REPORT_COLUMNS[3:]
+    index = [c for c in table.columns if c not in ("rung", "value", "ci_method") and c not in REPORT_COLUMNS[3:]
              and not c.startswith("n_")]
     index = ["run", *[c for c in index if c not in ("run", "metric")], "metric"]
     out = table.pivot_table(index=index, columns="rung", values="value", aggfunc="first", sort=False, dropna=False)

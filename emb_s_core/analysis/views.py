@@ -34,7 +34,7 @@ def per_query(ws: Workspace, run_names: Sequence[str] | None = None,
     res = runs.load_results(ws, runs=list(run_names) if run_names is not None else None)
     if res.empty:
         return pd.DataFrame(columns=PER_QUERY_BASE)
-    qs = bank.queries(ws)
+    qs = bank.with_gold_source(ws, bank.queries(ws))  # a query's source is its gold's (issue 31 §3)
     if hn_provenance is not None:
         qs = bank.with_hard_negatives_of(ws, qs, list(hn_provenance))
     pq = metrics.per_query(res[res["qid"].isin(qs["qid"])], qs)
@@ -67,13 +67,17 @@ def columns(lad: ladder.Ladder | None, pq: pd.DataFrame, x: str) -> list[str]:
 
 def overview(pq: pd.DataFrame, lad: ladder.Ladder | None, metric: str, x: str, run_names: list[str]
              ) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
-    """(aggregate, cell states, columns) for the heatmap and curves of ``metric`` over ``run_names``."""
+    """(aggregate, cell states, columns) for the heatmap and curves of ``metric`` over ``run_names``; the aggregate
+    marks thin cells (``thin``: n below ``metrics.THIN_N``, greyed; ``small``: below ``metrics.SMALL_N``, n printed):
+    pooled scales hide how few queries a cell averages (a 64K base may keep 6 of 77 queries of a domain)."""
     cols = columns(lad, pq, x)
     pq = pq[pq["run"].isin(run_names)] if len(pq) else pq  # only the shown runs are aggregated
     if pq.empty:
         agg = pd.DataFrame(columns=["run", x, "metric", "value", "n", "ci_low", "ci_high"])
     else:
         agg = metrics.aggregate(pq, by=("run", x), metrics=[metric])
+    n = pd.to_numeric(agg["n"], errors="coerce").fillna(0)
+    agg = agg.assign(thin=(n > 0) & (n < metrics.THIN_N), small=(n > 0) & (n < metrics.SMALL_N))
     return agg, cell_states(pq, run_names, cols, x=x), cols
 
 

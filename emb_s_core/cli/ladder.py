@@ -32,8 +32,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="--control benign: leave out each kept query's top-N documents under the references "
                         "(default 20)")
     b.add_argument("--reference", default=None, metavar="SPECS",
-                   help="--control benign: comma-separated reference retrievers (default: bm25 plus every dense "
-                        "retriever whose vectors for the whole bank are cached; a dense one named here is embedded)")
+                   help="--control benign: comma-separated reference retrievers whose top-N define each query's "
+                        "near misses (default: bm25, whatever is cached or was run; a dense one named here is "
+                        "embedded). Stored with the twin and shown with every gap; changing them marks twin results "
+                        "stale. A reference's own gap is partly by construction")
     b.add_argument("--official", action="store_true",
                    help="store an imported EMB-S release's published scales as the official ladder (membership as "
                         "published) instead of building one; the built ladder stays")

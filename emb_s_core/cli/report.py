@@ -8,7 +8,9 @@ from emb_s_core.cli.common import add_workspace, print_table
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    r = sub.add_parser("report", help="metrics of every run on every rung, with n and bootstrap 95%% intervals")
+    r = sub.add_parser("report", help="metrics of every run on every rung, with n and 95%% intervals (Wilson score "
+                       "for binary cells: R@1, FR@K, HN-intrusion, SR@K when every gold set has one document; else "
+                       "bootstrap; column ci_method)")
     add_workspace(r)
     r.add_argument("--format", choices=["table", "csv", "json", "markdown", "latex"], default=None,
                    help="output format (default: from --out's suffix, else an aligned text table)")
@@ -20,7 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--hn-provenance", default=None, metavar="LIST",
                    help="count only these hard negatives in HN-intrusion: comma-separated dataset, collision, "
                         "synthetic (default: all)")
-    r.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates (0: no intervals)")
+    r.add_argument("--n-boot", type=int, default=1000,
+                   help="bootstrap replicates for the intervals of non-binary cells (binary cells get the Wilson "
+                        "score interval; 0: no intervals)")
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--out", default=None, metavar="FILE", help="write to FILE (.csv .json .md .tex) instead of stdout")
     r.add_argument("--paper-table", action="store_true",
@@ -135,37 +139,77 @@ def _approximate_notes(ws, run_names: list[str], stream) -> None:
 
 
 def _illusion(ws, args: argparse.Namespace) -> int:
-    import sys
+    """The illusion report: printed, or written to ``--out`` (its suffix or ``--format`` picks the format: json and
+    markdown/latex hold the twin, gap and effective-scale tables with their notes; csv holds the gap table, whose
+    rows carry the twin's references and short-rung marks)."""
+    import json
+    from pathlib import Path
 
-    from emb_s_core import ladder
+    from emb_s_core import export, ladder
     from emb_s_core.analysis import illusion
     from emb_s_core.evaluate import stale_twin_runs
 
     gaps, eff, notes = illusion.report(ws, runs=_split(args.runs), fraction=args.fraction, by_domain=True,
-                                n_boot=args.n_boot or 1000, seed=args.seed)
+                                       n_boot=args.n_boot or 1000, seed=args.seed)
     eff = eff.drop(columns=["values"])
     fill = illusion.twin_fill(ladder.load_all(ws, allow_stale=True))
     stale = illusion.stale_note(stale_twin_runs(ws))
+    references = illusion.references_note(ws)
     if stale:
         print(f"note: {stale}", file=sys.stderr)
-    if args.format == "json":
-        from emb_s_core.cli.common import print_json
-
-        print_json({"gap": gaps.to_dict("records"), "effective_scale": eff.to_dict("records"), "notes": notes,
-                    "twin": fill.to_dict("records")})
+    fmt = args.format
+    if args.out and fmt in (None, "table"):
+        fmt = export.table_format(args.out)
+    fmt = "table" if fmt is None else fmt
+    headings = ("benign twin: pools, fill (smallest query's pool tokens ÷ the built rung's; mean) and each query's "
+                "own near misses left in its pool (0 by construction)",
+                "illusion gap = benign twin − adversarial ladder, same queries (paired bootstrap 95% interval, p)",
+                f"effective scale: largest scale whose SR@10 stays >= {args.fraction} x its base value (domain rungs "
+                "pooled; '≥ full' = never falls below)")
+    if fmt == "json":
+        refs = illusion.twin_references(ws)
+        text = json.dumps({"gap": json.loads(export.table_to(gaps, "json")),
+                           "effective_scale": json.loads(export.table_to(eff, "json")), "notes": notes,
+                           "twin": json.loads(export.table_to(fill, "json")),
+                           "references": {"retrievers": refs[0], "top_n": refs[1], "note": references}
+                           if refs else None}, indent=2, ensure_ascii=False) + "\n"
+    elif fmt == "csv":
+        text = export.table_to(gaps, "csv")
+        if not args.out:
+            sys.stdout.write(text)
+            return 0
+    elif fmt in ("markdown", "latex"):
+        parts = [references or ""]
+        for heading, table, note in zip(headings, (fill, gaps.drop(columns=["test"]), eff),
+                                        (None, " ".join(f"{n}." for n in notes) or None, None)):
+            parts.append(f"{export.latex_escape(heading) if fmt == 'latex' else heading}\n\n"
+                         + export.table_to(table, fmt, note=note))
+        text = "\n".join(p for p in parts if p) + "\n"
+    else:
+        if references:
+            print(references)
+            print()
+        for i, (heading, table) in enumerate(zip(headings, (fill, gaps.drop(columns=["test"]), eff))):
+            print(heading)
+            print_table(table.to_dict("records"))
+            for note in notes if i == 1 else []:
+                print(f"note: {note}.")
+            if i < 2:
+                print()
         return 0
-    print("benign twin: pools, fill (smallest query's pool tokens ÷ the built rung's; mean) and each query's own "
-          "near misses left in its pool (0 by construction)")
-    _emit(fill, args.format, None)
-    print()
-    print("illusion gap = benign twin − adversarial ladder, same queries (paired bootstrap 95% interval, p)")
-    _emit(gaps.drop(columns=["test"]), args.format, None)
-    for note in notes:
-        print(f"note: {note}.")
-    print()
-    print(f"effective scale: largest scale whose SR@10 stays >= {args.fraction} x its base value "
-          "(domain rungs pooled; '≥ full' = never falls below)")
-    _emit(eff, args.format, None)
+    if not args.out:
+        sys.stdout.write(text)
+        return 0
+    path = Path(args.out)
+    if not path.parent.is_dir():
+        from emb_s_core.errors import EmbSError
+
+        raise EmbSError("the output folder does not exist", where=str(path.parent), fix="create it first.")
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)  # never a half-written file
+    what = "the gap table" if fmt == "csv" else "the twin, gap and effective-scale tables"
+    print(f"wrote {what} ({len(gaps)} gap rows) to {path}", file=sys.stderr)
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Degradation curves: one line per run across the ladder, with the bootstrap 95% interval as a band.
+"""Degradation curves: one line per run across the ladder, with the 95% interval as a band (Wilson for binary cells, else bootstrap).
 
 Cells that are not ok (not run, does not fit) leave a gap in the line rather than dropping to zero.
 """
@@ -59,4 +59,4 @@ def curves(agg: pd.DataFrame, states: pd.DataFrame, metric: str, runs: list[str]
     fig.update_xaxes(title_text="rung (searchable pool size in tokens)", type="category",
                      categoryorder="array", categoryarray=rungs, tickangle=-45)
     fig.update_yaxes(title_text=style.metric_label(metric), range=[0, 1.02])
-    return style.apply(fig, title or f"{metric} as the pool grows (band: 95% bootstrap interval)", caption)
+    return style.apply(fig, title or f"{metric} as the pool grows (band: 95% interval, Wilson for binary cells)", caption)

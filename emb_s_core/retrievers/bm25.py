@@ -10,9 +10,11 @@ term are one slice), int32 document indices, uint16 term frequencies (saturated 
     w(d, t) = idf_t · tf(d,t)·(k1 + 1) / (tf(d,t) + k1·(1 − b + b·|d| / avgdl))
     score(q, d) = Σ_{t ∈ q} count(t, q) · w(d, t)
 
-Weights are computed when a rung is scored and only for the postings of the batch's query terms (``df_t`` of those
-terms is counted from the same postings), so no rung's weight matrix is kept: memory is the TF matrix plus, per rung,
-one int32 column map. A batch of queries is then one sparse product per rung, and cost follows the postings of the
+Weights are computed when a rung is scored and only for the postings of the query terms (``df_t`` of those terms is
+counted from the same postings), so no rung's whole weight matrix is ever built: memory is the TF matrix plus, per
+rung, one int32 column map and the weights of the terms queried so far (:class:`PoolWeights`: a term's weights in a
+pool are computed once, not once per batch of 64 as ``eval`` ranks, which was a third of a query's time at 1M tokens;
+all pools' caches together hold at most :data:`WEIGHT_CACHE` weights, a pool that would pass it starts over). A batch of queries is then one sparse product per rung, and cost follows the postings of the
 query terms, not a Python loop over documents. The idf floor at 0 is what rank-bm25's ``BM25Okapi(epsilon=0)`` does
 to negative idf (terms in more than half the pool), which is the reference this module is checked against
 (``bm25-reference``).
@@ -33,6 +35,53 @@ K1 = 1.5
 B = 0.75
 READ_BATCH = 8192  # documents tokenized per batch while building the TF matrix
 TF_MAX = np.iinfo(np.uint16).max
+
+
+#: the most weights (postings of queried terms over a pool) the pools' caches hold together: 16M = 192 MB
+WEIGHT_CACHE = 16_000_000
+
+
+class PoolWeights:
+    """The BM25 weights of one pool for the terms queried so far: term j's are ``cols/vals[starts[j]:ends[j]]``
+    (starts[j] = -1: not computed yet), each computed by :func:`pool_weights` (so the same bits) when a batch first
+    asks for it. Why: eval ranks in batches of 64 and every batch shares most of its terms with the ones before."""
+
+    def __init__(self, n_terms: int, reserve: int = 0) -> None:
+        self.starts = np.full(n_terms, -1, np.int64)
+        self.ends = np.full(n_terms, -1, np.int64)
+        self.cols = np.empty(0, np.int32)
+        self.vals = np.empty(0, np.float64)
+        self.used = 0
+        #: the buffer's first size: no pool holds more weights than the matrix has postings, nor than the cap. Only
+        #: the pages written are memory (np.empty of a large size is not touched), and growing by copies cost more
+        #: than the weights themselves at 10M tokens
+        self.reserve = reserve
+
+    def add(self, terms: np.ndarray, indptr: np.ndarray, cols: np.ndarray, vals: np.ndarray) -> None:
+        """Store the rows (indptr, cols, vals) of :func:`pool_weight_arrays` over ``terms`` as those terms' weights."""
+        need = self.used + len(cols)
+        if need > len(self.cols):
+            size = max(need, 2 * len(self.cols), self.reserve)
+            grown_cols, grown_vals = np.empty(size, np.int32), np.empty(size, np.float64)
+            grown_cols[:self.used], grown_vals[:self.used] = self.cols[:self.used], self.vals[:self.used]
+            self.cols, self.vals = grown_cols, grown_vals
+        self.cols[self.used:need] = cols
+        self.vals[self.used:need] = vals
+        self.starts[terms] = self.used + indptr[:-1]
+        self.ends[terms] = self.used + indptr[1:]
+        self.used = need
+
+    def rows(self, terms: np.ndarray, n: int):
+        """The weights of ``terms`` as a CSR (terms × n pool columns): for the rare queries scored in full."""
+        from scipy import sparse
+
+        starts, counts = self.starts[terms], self.ends[terms] - self.starts[terms]
+        indptr = np.zeros(len(terms) + 1, np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        take = np.repeat(starts - indptr[:-1], counts) + np.arange(int(indptr[-1]))
+        out = sparse.csr_matrix((self.vals[take], self.cols[take], indptr), shape=(len(terms), n))
+        out.has_sorted_indices = True
+        return out
 
 
 SPARSE_READ = 0.5  # prepared documents below this share of the bank are read by row position, not by a full scan
@@ -59,8 +108,8 @@ class BM25(Retriever):
         self.spec = spec
         self.k1 = k1
         self.b = b
-        self._pools: dict[str, tuple[np.ndarray, int, float]] = {}
-        self._pool_objects: dict[int, tuple[np.ndarray, tuple[np.ndarray, int, float]]] = {}
+        self._pools: dict[str, tuple[np.ndarray, int, float, PoolWeights]] = {}
+        self._pool_objects: dict[int, tuple[np.ndarray, tuple[np.ndarray, int, float, PoolWeights]]] = {}
         self.rows_read = 0  # documents read from the bank by the last prepare
 
     def config(self) -> dict[str, Any]:
@@ -117,7 +166,7 @@ class BM25(Retriever):
         """The term-frequency matrix (documents × vocabulary, CSC, uint16 counts)."""
         return self.postings
 
-    def _pool_of(self, ids: np.ndarray) -> tuple[np.ndarray, int, float]:
+    def _pool_of(self, ids: np.ndarray) -> tuple[np.ndarray, int, float, PoolWeights]:
         """:meth:`_pool` of a pool given by its ids; the same array object (evaluate passes each rung's membership
         array to every batch) is recognised without re-hashing it, which at a million documents per rung is what
         a batch would otherwise spend its time on."""
@@ -128,16 +177,35 @@ class BM25(Retriever):
         self._pool_objects[id(ids)] = (ids, stats)
         return stats
 
-    def _pool(self, positions: np.ndarray) -> tuple[np.ndarray, int, float]:
-        """(column of each prepared document in the pool or -1, N, avgdl): the only per-rung state kept."""
+    def _pool(self, positions: np.ndarray) -> tuple[np.ndarray, int, float, PoolWeights]:
+        """(column of each prepared document in the pool or -1, N, avgdl, the weights of the terms queried so far):
+        the only per-rung state kept."""
         key = pool_key(positions)
         if key not in self._pools:
             column = np.full(len(self.doc_ids), -1, np.int32)
             column[positions] = np.arange(len(positions), dtype=np.int32)
             n = len(positions)
             dl = self.lengths[positions].astype(np.float64)
-            self._pools[key] = (column, n, dl.sum() / n if n else 1.0)
+            self._pools[key] = (column, n, dl.sum() / n if n else 1.0, self._new_weights())
         return self._pools[key]
+
+    def _new_weights(self) -> PoolWeights:
+        return PoolWeights(self.postings.shape[1], min(int(self.postings.nnz), WEIGHT_CACHE))
+
+    def _weights(self, pool: tuple[np.ndarray, int, float, PoolWeights], terms: np.ndarray) -> PoolWeights:
+        """The pool's weight cache, holding ``terms`` (sorted, unique): the missing ones computed now. A pool whose
+        cache would take the pools past :data:`WEIGHT_CACHE` starts over with this batch's terms."""
+        column, n, avgdl, cache = pool
+        missing = terms[cache.starts[terms] < 0]
+        if len(missing):
+            indptr, cols, vals = pool_weight_arrays(self.postings, self.lengths, missing, column, n, avgdl, self.k1,
+                                                    self.b)
+            held = sum(p[3].used for p in self._pools.values())
+            if held + len(cols) > WEIGHT_CACHE and cache.used:
+                cache.__init__(self.postings.shape[1], cache.reserve)
+                return self._weights(pool, terms)
+            cache.add(missing, indptr, cols, vals)
+        return cache
 
     def query_matrix(self, queries: list[str]):
         """Query term counts (n_queries × vocabulary); words outside the vocabulary score nothing."""
@@ -148,28 +216,48 @@ class BM25(Retriever):
         nothing (stopwords are never in it: it is built from :func:`tokenize`, so no stopword pass is needed)."""
         from scipy import sparse
 
-        get = self.vocab.get
-        per_query = [[j for j in map(get, toks) if j is not None] for toks in token_lists]
-        rows = np.repeat(np.arange(len(per_query)), [len(js) for js in per_query])
-        cols = np.fromiter((j for js in per_query for j in js), np.int64, len(rows))
-        return sparse.csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(per_query), self.postings.shape[1]))
+        indptr, indices, data = self.term_arrays(token_lists)
+        out = sparse.csr_matrix((data, indices, indptr), shape=(len(token_lists), self.postings.shape[1]))
+        out.has_sorted_indices = True
+        out.has_canonical_format = True
+        return out
+
+    def term_arrays(self, token_lists: list[list[str]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`term_matrix` as its CSR arrays (indptr, term ids ascending per query, counts): what ranking
+        needs, without building a SciPy matrix per batch."""
+        from itertools import chain, repeat
+
+        n_q = len(token_lists)
+        lengths = np.fromiter(map(len, token_lists), np.int64, n_q)
+        # one C-level pass over every token (-1: not in the vocabulary), then the canonical CSR in NumPy: each
+        # query's distinct terms ascending with their counts, as the COO → CSR conversion summed them before
+        flat = np.fromiter(map(self.vocab.get, chain.from_iterable(token_lists), repeat(-1)), np.int64,
+                           int(lengths.sum()))
+        rows = np.repeat(np.arange(n_q, dtype=np.int64), lengths)
+        known = flat >= 0
+        keys, counts = np.unique((rows[known] << 32) | flat[known], return_counts=True)
+        indptr = np.zeros(n_q + 1, np.int64)
+        np.cumsum(np.bincount(keys >> 32, minlength=n_q), out=indptr[1:])
+        return indptr, (keys & 0xFFFFFFFF).astype(np.int32), counts.astype(np.float64)
 
     def rank(self, queries: list[str], pools: Mapping[str, np.ndarray], k: int) -> dict[str, Ranking]:
-        return self.rank_matrix(self.query_matrix(queries), pools, k)
+        return self._rank_arrays(self.term_arrays([words(q) for q in queries]), pools, k)
 
     def rank_matrix(self, qm, pools: Mapping[str, np.ndarray], k: int) -> dict[str, Ranking]:
         """:meth:`rank` from the queries' term counts (:meth:`query_matrix`), e.g. tokenized once for many calls."""
-        from scipy import sparse
+        return self._rank_arrays((qm.indptr, qm.indices, qm.data), pools, k)
 
-        terms, q_cols = np.unique(qm.indices, return_inverse=True)
-        # the query matrix over the batch's terms only, built from its arrays (column slicing would copy and sort)
-        q_terms = sparse.csr_matrix((qm.data, q_cols.astype(np.int32), qm.indptr), shape=(qm.shape[0], len(terms)))
+    def _rank_arrays(self, q: tuple[np.ndarray, np.ndarray, np.ndarray], pools: Mapping[str, np.ndarray],
+                     k: int) -> dict[str, Ranking]:
+        """Every pool's top-k of the queries ``q`` (the CSR arrays of :meth:`term_arrays`) from its weight cache."""
+        q = (np.asarray(q[0], np.int64), np.asarray(q[1], np.int32), np.asarray(q[2], np.float64))
+        terms = np.unique(q[1])
         out = {}
         for name, ids in pools.items():
             ids = np.asarray(ids, dtype=np.int64)
-            column, n, avgdl = self._pool_of(ids)
-            weights = pool_weights(self.postings, self.lengths, terms, column, n, avgdl, self.k1, self.b)
-            out[name] = top_scores(q_terms, weights, ids, k)
+            pool = self._pool_of(ids)
+            cache = self._weights(pool, terms)
+            out[name] = _top_in_cache(q, cache, pool[1], ids, k)
         return out
 
     def rank_each(self, queries: list[str], pools: Mapping[str, QueryPools], k: int) -> dict[str, Ranking]:
@@ -263,28 +351,55 @@ TIE_SLACK = 4
 
 
 def top_scores(q_terms, weights, ids: np.ndarray, k: int, decimals: int = 6) -> Ranking:
-    """The top-``k`` documents of ``q_terms @ weights`` per query, ordered as ``base.topk_sparse`` orders them (score
-    rounded to ``decimals`` descending, then smaller doc id).
+    """The top-``k`` documents of ``q_terms @ weights`` (CSR queries × terms, CSR terms × pool) per query, ordered as
+    ``base.topk_sparse`` orders them (score rounded to ``decimals`` descending, then smaller doc id): see
+    :func:`_top`."""
+    indptr = weights.indptr.astype(np.int64)
+    return _top(q_terms.indptr, q_terms.indices, q_terms.data, indptr[:-1], indptr[1:], weights.indices,
+                weights.data, weights.shape[1], ids, k, lambda rows: q_terms[rows] @ weights, decimals)
 
-    The product and the selection are one pass of the compiled kernel (``bm25_kernel.top_m``: a dense accumulator
+
+def _top_in_cache(q: tuple[np.ndarray, np.ndarray, np.ndarray], cache: PoolWeights, n: int, ids: np.ndarray,
+                  k: int) -> Ranking:
+    """:func:`top_scores` of the queries ``q`` (CSR arrays: indptr, term ids, counts) over a pool's weight cache,
+    which holds every term of ``q``; the queries' own term ids index it, so no per-batch remapping or weight matrix
+    is built."""
+    indptr, indices, data = q
+
+    def full(rows: np.ndarray):
+        from scipy import sparse
+
+        counts = indptr[rows + 1] - indptr[rows]
+        sub_ptr = np.zeros(len(rows) + 1, np.int64)
+        np.cumsum(counts, out=sub_ptr[1:])
+        take = np.repeat(indptr[rows] - sub_ptr[:-1], counts) + np.arange(int(sub_ptr[-1]))
+        terms, inverse = np.unique(indices[take], return_inverse=True)
+        local = sparse.csr_matrix((data[take], inverse.astype(np.int32), sub_ptr), shape=(len(rows), len(terms)))
+        return local @ cache.rows(terms, n)
+
+    return _top(indptr, indices, data, cache.starts, cache.ends, cache.cols, cache.vals, n, ids, k, full)
+
+
+def _top(q_indptr, q_indices, q_data, w_starts, w_ends, w_cols, w_vals, n: int, ids: np.ndarray, k: int,
+         full_scores, decimals: int = 6) -> Ranking:
+    """The product and the selection are one pass of the compiled kernel (``bm25_kernel.top_m``: a dense accumulator
     per query, only the best ``k + TIE_SLACK`` kept), so no query's full score row is materialized; the candidates are
     then ordered by ``bm25_kernel.order_top`` (rounded by NumPy's ``np.round``, as ``topk_sparse`` does). The kernel's
     choice among equal scores is arbitrary, so a query is exact only if the last candidate scores clearly below the
     k-th (by more than the rounding step); the few queries where it does not (ties straddling the cut) are scored in
-    full."""
+    full (``full_scores(rows)``: their sparse score rows)."""
     from emb_s_core.retrievers.bm25_kernel import order_top, top_m
 
-    n_q, n = q_terms.shape[0], weights.shape[1]
+    n_q = len(q_indptr) - 1
     k = min(k, n)
     if n_q == 0 or k == 0:
         return Ranking(np.empty((n_q, k), np.int64), np.zeros((n_q, k)))
     m = min(k + TIE_SLACK, n)
     cols, vals, counts = np.zeros((n_q, m), np.int64), np.zeros((n_q, m)), np.zeros(n_q, np.int64)
     # the dtypes of bm25_kernel.warm(), so the one cached compilation serves every call
-    top_m(q_terms.indptr.astype(np.int64), q_terms.indices.astype(np.int32, copy=False),
-          q_terms.data.astype(np.float64, copy=False), weights.indptr.astype(np.int64),
-          weights.indices.astype(np.int32, copy=False), weights.data.astype(np.float64, copy=False), n, m, cols,
-          vals, counts)
+    top_m(np.asarray(q_indptr, np.int64), np.asarray(q_indices, np.int32), np.asarray(q_data, np.float64),
+          np.asarray(w_starts, np.int64), np.asarray(w_ends, np.int64), np.asarray(w_cols, np.int32),
+          np.asarray(w_vals, np.float64), n, m, cols, vals, counts)
     out = Ranking(np.empty((n_q, k), np.int64), np.zeros((n_q, k)))
     order_top(cols, vals, np.round(vals, decimals), counts, np.ascontiguousarray(ids, np.int64), k, out.ids, out.scores)
     full_rows = np.flatnonzero((counts >= m) & (m < n))
@@ -292,20 +407,29 @@ def top_scores(q_terms, weights, ids: np.ndarray, k: int, decimals: int = 6) -> 
         sorted_vals = -np.sort(-vals[full_rows], axis=1)
         unsure = full_rows[sorted_vals[:, m - 1] >= sorted_vals[:, k - 1] - 10.0 ** -decimals]
         if len(unsure):
-            rescored = topk_sparse(q_terms[unsure] @ weights, ids, k, decimals)
+            rescored = topk_sparse(full_scores(unsure), ids, k, decimals)
             out.ids[unsure], out.scores[unsure] = rescored.ids, rescored.scores
     return out
 
 
 def pool_weights(postings, lengths: np.ndarray, terms: np.ndarray, column: np.ndarray, n: int, avgdl: float,
                  k1: float, b: float):
+    """:func:`pool_weight_arrays` as a CSR matrix (terms × pool columns)."""
+    from scipy import sparse
+
+    indptr, w_cols, w_vals = pool_weight_arrays(postings, lengths, terms, column, n, avgdl, k1, b)
+    out = sparse.csr_matrix((w_vals, w_cols, indptr), shape=(len(terms), n))
+    out.has_sorted_indices = True
+    return out
+
+
+def pool_weight_arrays(postings, lengths: np.ndarray, terms: np.ndarray, column: np.ndarray, n: int,
+                       avgdl: float, k1: float, b: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The BM25 weights w(d, t) of one pool (``terms`` × pool columns, CSR) from the term-frequency matrix (CSC,
     documents × vocabulary), ``column`` = each document's column in the pool or -1. Two compiled passes over the
     terms' postings (df over the pool, then the weights); idf's logarithms in NumPy. Rows come out sorted by column
     (postings are in document order and the column map keeps that order), so the matrix needs no sort; zero weights
     (idf floored at 0) are left out, so every stored score of a product with it is positive."""
-    from scipy import sparse
-
     from emb_s_core.retrievers.bm25_kernel import fill_weights, term_df
 
     starts = postings.indptr[terms].astype(np.int64)
@@ -318,9 +442,7 @@ def pool_weights(postings, lengths: np.ndarray, terms: np.ndarray, column: np.nd
     w_cols, w_vals = np.empty(int(indptr[-1]), np.int32), np.empty(int(indptr[-1]))
     fill_weights(starts, ends, postings.indices, postings.data, lengths, column, idf, indptr, float(k1), float(b),
                  float(avgdl or 1.0), w_cols, w_vals)
-    out = sparse.csr_matrix((w_vals, w_cols, indptr), shape=(len(terms), n))
-    out.has_sorted_indices = True
-    return out
+    return indptr, w_cols, w_vals
 
 
 def _columns(cols: list[np.ndarray], tfs: list[np.ndarray], row_nnz: list[np.ndarray], n_terms: int):

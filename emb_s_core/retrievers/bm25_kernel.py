@@ -91,10 +91,11 @@ def _offer(heap_v, heap_c, size, m, v, d):
 
 
 @njit(cache=True, nogil=True)
-def top_m(q_indptr, q_terms, q_counts, w_indptr, w_cols, w_vals, n, m, out_cols, out_vals, out_counts):
-    """For each query row i of the CSR (q_indptr, q_terms, q_counts) over the CSR weights (w_indptr, w_cols, w_vals)
-    of one pool with n columns: the (at most) m columns of largest score Σ count · w, written to
-    out_cols/out_vals[i, :out_counts[i]] (unordered). Weights must be positive (a touched score is never 0).
+def top_m(q_indptr, q_terms, q_counts, w_starts, w_ends, w_cols, w_vals, n, m, out_cols, out_vals, out_counts):
+    """For each query row i of the CSR (q_indptr, q_terms, q_counts) over the weights of one pool with n columns
+    (term j's weights are w_cols/w_vals[w_starts[j]:w_ends[j]]: a CSR's indptr[:-1] and indptr[1:], or the rows a
+    pool's weight cache holds, anywhere in its buffer): the (at most) m columns of largest score Σ count · w, written
+    to out_cols/out_vals[i, :out_counts[i]] (unordered). Weights must be positive (a touched score is never 0).
 
     A query whose postings reach a sizeable share of the pool accumulates, then scans its score row block by block
     (a block wholly at or under the current m-th best is passed over after one vectorised test) and clears it; a
@@ -107,13 +108,13 @@ def top_m(q_indptr, q_terms, q_counts, w_indptr, w_cols, w_vals, n, m, out_cols,
     for i in range(len(q_indptr) - 1):
         total = 0
         for a in range(q_indptr[i], q_indptr[i + 1]):
-            total += w_indptr[q_terms[a] + 1] - w_indptr[q_terms[a]]
+            total += w_ends[q_terms[a]] - w_starts[q_terms[a]]
         size = 0
         if total * DENSE >= n:
             for a in range(q_indptr[i], q_indptr[i + 1]):
                 j = q_terms[a]
                 c = q_counts[a]
-                for p in range(w_indptr[j], w_indptr[j + 1]):
+                for p in range(w_starts[j], w_ends[j]):
                     acc[w_cols[p]] += c * w_vals[p]
             threshold = 0.0  # until the heap is full, every positive score enters
             for blk in range(n_blocks):
@@ -134,7 +135,7 @@ def top_m(q_indptr, q_terms, q_counts, w_indptr, w_cols, w_vals, n, m, out_cols,
             for a in range(q_indptr[i], q_indptr[i + 1]):
                 j = q_terms[a]
                 c = q_counts[a]
-                for p in range(w_indptr[j], w_indptr[j + 1]):
+                for p in range(w_starts[j], w_ends[j]):
                     d = w_cols[p]
                     touched[t] = d  # kept only if d is new: no branch to mispredict
                     t += acc[d] == 0.0
@@ -196,7 +197,7 @@ def warm() -> None:
     fill_weights(i64[:1], one[1:], i32, np.ones(2, np.uint16), np.ones(2, np.int32), i32, np.ones(1), one, 1.5, 0.75,
                  1.0, np.zeros(1, np.int32), np.zeros(1))
     out_cols = np.zeros((1, 1), np.int64)
-    top_m(one, np.zeros(1, np.int32), np.ones(1), one, np.zeros(1, np.int32), np.ones(1), 1, 1, out_cols,
-          np.zeros((1, 1)), np.zeros(1, np.int64))
+    top_m(one, np.zeros(1, np.int32), np.ones(1), one[:1], one[1:], np.zeros(1, np.int32), np.ones(1), 1, 1,
+          out_cols, np.zeros((1, 1)), np.zeros(1, np.int64))
     order_top(out_cols, np.ones((1, 1)), np.ones((1, 1)), np.ones(1, np.int64), np.arange(1, dtype=np.int64), 1,
               np.zeros((1, 1), np.int64), np.zeros((1, 1)))

@@ -121,6 +121,42 @@ def test_report_illusion_prints_the_gap_and_effective_scale(ws, capsys):
     assert "illusion gap = benign twin − adversarial ladder" in capsys.readouterr().out
 
 
+def test_every_gap_row_names_the_twins_references_and_marks_short_rungs_and_own_references(ws, capsys):
+    """Issue 31 §4: the references the twin was built with are stored and shown (text and JSON), every gap row
+    carries them, a run that is a reference says its gap is partly by construction, and a gap row whose twin rung
+    is short says "short" as the fill table does."""
+    import json
+
+    from emb_s_core.analysis import illusion, views
+
+    evaluate.evaluate(ws, "bm25", name="bm25", k=5, ladder="both")
+    evaluate.evaluate(ws, "dense:minilm-l3", name="dense", k=5, ladder="both")  # not a reference
+    assert main(["report", "--workspace", str(ws.path), "--illusion", "--format", "json", "--n-boot", "50"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["references"]["retrievers"] == ["bm25"] and out["references"]["top_n"] == 3
+    assert "partly by construction" in out["references"]["note"]
+    rows = out["gap"]
+    assert {r["twin references"] for r in rows} == {"bm25 (top-3)"}
+    assert {r["own reference"] for r in rows if r["run"] == "bm25"} == {illusion.BY_CONSTRUCTION}
+    assert {r["own reference"] for r in rows if r["run"] == "dense"} == {""}
+    fill = {r.name: r.composition["fill"] for r in ladder.load(ws, kind="benign").rungs}
+    for r in rows:
+        f = fill[ladder.qualified("benign", r["rung"])]
+        assert r["twin fill"] == f and (r["twin short"] == "short") == (f < 1 - twin.FILL_TOLERANCE)
+    assert main(["report", "--workspace", str(ws.path), "--illusion", "--n-boot", "50"]) == 0
+    text = capsys.readouterr().out
+    assert "benign twin references: bm25 (top-3)" in text and "own reference" in text
+    # a short twin rung: its gap rows say so (the fill table already did)
+    gaps = illusion.gap(views.per_query(ws), n_resamples=100, n_boot=50)
+    lad = ladder.load(ws, kind="benign")
+    short = lad.rungs[0]
+    short.composition["fill"] = 0.5
+    marked = illusion.with_gap_context(ws, gaps, lad)
+    at = marked["rung"] == ladder.plain_name(short.name)
+    assert at.any() and set(marked.loc[at, "twin short"]) == {"short"}
+    assert set(marked.loc[~at, "twin short"]) <= {"", "short"}
+
+
 def test_report_illusion_without_twin_results(tmp_path_factory, tmp_path, capsys):
     bare = copy_workspace(template(tmp_path_factory), tmp_path / "bare")
     evaluate.evaluate(bare, "bm25", name="bm25", k=5)

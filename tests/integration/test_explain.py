@@ -37,16 +37,20 @@ def ws(tmp_path):
     write_jsonl(tmp_path / "bank" / "documents.jsonl", docs)
     write_jsonl(tmp_path / "bank" / "queries.jsonl", qs)
     bank.import_path(tmp_path / "ws", "native", tmp_path / "bank", source="s1")
-    ws = Workspace(tmp_path / "ws")
+    return hand_run(Workspace(tmp_path / "ws"), SMALL, BIG, LISTS)
+
+
+def hand_run(ws: Workspace, small: list[int], big: list[int], lists: dict) -> Workspace:
+    """Two hand-made nested rungs r ⊂ r2 holding ``lists``' queries, and the run "hand" ranking them as given."""
     d, q = bank.documents(ws), bank.queries(ws)
-    rungs = [ladder.make_rung("r", "shared", None, None, None, SMALL, list(LISTS), d, q),
-             ladder.make_rung("r2", "global", None, None, None, BIG, list(LISTS), d, q)]
+    rungs = [ladder.make_rung("r", "shared", None, None, None, small, list(lists), d, q),
+             ladder.make_rung("r2", "global", None, None, None, big, list(lists), d, q)]
     rungs[1].order = 1
-    kept = pd.DataFrame({"qid": list(LISTS), "domain": "law", "kept": True, "reason": ""})
+    kept = pd.DataFrame({"qid": list(lists), "domain": "law", "kept": True, "reason": ""})
     ladder.store(ws, ladder.Ladder(rungs, kept, {}), ladder.bank_state(ws))
     runs.create_run(ws, "hand", "retriever", "hand", {"k": 3})
-    runs.save_results(ws, "hand", [{"rung": rung, "qid": qid, "doc_ids": lists[i]}
-                                   for qid, lists in LISTS.items() for i, rung in enumerate(["r", "r2"])])
+    runs.save_results(ws, "hand", [{"rung": rung, "qid": qid, "doc_ids": pair[i]}
+                                   for qid, pair in lists.items() for i, rung in enumerate(["r", "r2"])])
     return ws
 
 
@@ -136,3 +140,63 @@ def test_default_pair_is_the_largest_drop_between_different_rungs():
     assert explain.largest_drop(pq, lad, "b", 10) == ("1M", "full")
     assert explain.largest_drop(pq, lad, "b", 7) == ("64K/wiki", "1M")  # SR@5 (the cut-off at or below 7): no drop
     assert explain.largest_drop(pq, lad, "nobody", 10) == ("64K/wiki", "1M")  # no results: the first real pair
+
+
+def test_a_querys_source_is_its_golds_on_a_native_bank_with_document_sources(tmp_path):
+    """A native bank imported under one name whose documents carry their own sources (wiki, news, forum): a query's
+    source is that of its gold (issue 31 §3), so a new document of the gold's source and domain is "new, same
+    domain", never "new, other source" (the import's name is no document's source); a query whose gold spans two
+    sources has both; ``report --by source`` groups by the same definition."""
+    source_of = {1: "wiki", 2: "news", 3: "wiki", 4: "wiki", 5: "wiki", 6: "news", 7: "forum", 8: "wiki"}
+    docs = [{"doc_id": d, "text": f"document {d}", "domain": "law", "source": s} for d, s in source_of.items()]
+    lists = {"qw": ([1, 3], [5, 3, 1]),   # gold from wiki, a new wiki document: same domain
+             "qn": ([2, 3], [7, 3, 2]),   # gold from news, a new forum document: other source
+             "qm": ([1, 2], [6, 1, 2])}   # gold from wiki and news: a new news document is the gold's source
+    refs = {"qw": [1], "qn": [2], "qm": [1, 2]}
+    qs = [{"qid": q, "text": f"question {q}", "answer": "x", "ref_ids": refs[q], "hard_negative_ids": [],
+           "domain": "law"} for q in lists]
+    write_jsonl(tmp_path / "bank" / "documents.jsonl", docs)
+    write_jsonl(tmp_path / "bank" / "queries.jsonl", qs)
+    bank.import_path(tmp_path / "ws", "native", tmp_path / "bank", source="my-import")
+    ws = Workspace(tmp_path / "ws")
+    assert set(bank.queries(ws)["source"]) == {"my-import"}  # what the query records: the import's name
+    assert bank.gold_sources(ws, bank.queries(ws)) == [("wiki",), ("news",), ("news", "wiki")]
+    hand_run(ws, [1, 2, 3, 4, 8], sorted(source_of), lists)
+    shown = explain.explain(ws, "hand", "r", "r2", k=2)["displaced"].set_index("qid")
+    assert shown.loc["qw", "causes"] == [explain.SAME_DOMAIN]
+    assert shown.loc["qn", "causes"] == [explain.OTHER_SOURCE]
+    assert shown.loc["qm", "causes"] == [explain.SAME_DOMAIN]
+    from emb_s_core.analysis import report
+
+    by_source = report.rows(ws, by=["source"], metric_names=["SR@1"], n_boot=10)
+    assert set(by_source["source"]) == {"wiki", "news", "news + wiki"}
+
+
+def test_real_run_on_a_native_bank_whose_documents_carry_their_own_sources(tmp_path_factory, tmp_path):
+    """BM25 evaluated on the generated native bank (documents of sources gen-a and gen-b, imported under another
+    name) and explained on every adjacent pair: "new, other source" goes only to displacers whose source none of the
+    query's gold documents has, and the displacers of the gold's own source get a domain cause (with the import's
+    name as the query's source every new displacer read "new, other source"). Every nested pair, k = 1, 3, 5, 10."""
+    from emb_s_core import evaluate
+    from testkit.retrieval_bank import copy_workspace, template
+
+    ws = copy_workspace(template(tmp_path_factory), tmp_path / "ws")
+    assert set(bank.documents(ws, ["source"])["source"]) == {"gen-a", "gen-b"}
+    assert not set(bank.queries(ws)["source"]) & {"gen-a", "gen-b"}
+    evaluate.evaluate(ws, "bm25", name="bm25", k=10)
+    lad = ladder.load(ws)
+    qs = bank.queries(ws)
+    gold_sources = dict(zip(qs["qid"], map(set, bank.gold_sources(ws, qs))))
+    source_of = bank.documents(ws, ["doc_id", "source"]).set_index("doc_id")["source"]
+    new_causes = {explain.OTHER_SOURCE, explain.SAME_DOMAIN, explain.OTHER_DOMAIN}
+    by_cause: dict[str, int] = {}
+    pairs = [(r.name, big) for r in lad.rungs for big in explain.larger_rungs(lad, r.name)]
+    for (small, big), k in [(pair, k) for pair in pairs for k in (1, 3, 5, 10)]:
+        shown = explain.displacements(ws, "bm25", small, big, k=k)
+        for qid, displacers, causes in zip(shown["qid"], shown["displacers"], shown["causes"]):
+            for d, cause in zip(displacers, causes):
+                if cause in new_causes:
+                    assert (cause == explain.OTHER_SOURCE) == (source_of[d] not in gold_sources[qid]), (qid, d)
+                    by_cause[cause] = by_cause.get(cause, 0) + 1
+    assert by_cause.get(explain.OTHER_SOURCE, 0) and by_cause.get(explain.SAME_DOMAIN, 0) + by_cause.get(
+        explain.OTHER_DOMAIN, 0), by_cause

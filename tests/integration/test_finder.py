@@ -83,8 +83,9 @@ def _expected(ws: Workspace, run: str, small: str, large: str, metric: str, dire
                "other_rank": here.index(other) + 1 if other is not None else None}
         if other is not None:
             d = docs.loc[other]
+            gold_sources = {docs.at[x, "source"] for x in gold if x in docs.index} or {qs.at[qid, "source"]}
             row["other_relation"] = ("hard negative" if other in negs else "other source"
-                                     if d["source"] != qs.at[qid, "source"] else "same domain"
+                                     if d["source"] not in gold_sources else "same domain"
                                      if d["domain"] == qs.at[qid, "domain"] else "other domain")
             if direction == finder.LOST:
                 pool = set(lad.rung(ra).doc_ids.tolist())

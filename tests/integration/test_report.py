@@ -83,7 +83,7 @@ def test_compare_per_rung(ws):
 
 def test_workspace_per_query_matches_direct_call(ws):
     pq = views.per_query(ws, ["oracle"])
-    direct = metrics.per_query(runs.load_results(ws, ["oracle"]), bank.queries(ws))
+    direct = metrics.per_query(runs.load_results(ws, ["oracle"]), bank.with_gold_source(ws, bank.queries(ws)))
     pd.testing.assert_frame_equal(pq.drop(columns="scale"), direct)
     assert (pq["scale"] == pq["rung"].str.split("/").str[0]).all()
     assert (pq["gold_ranks"].map(lambda r: r == list(range(1, len(r) + 1)))).all()

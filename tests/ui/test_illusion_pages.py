@@ -55,6 +55,10 @@ def test_overview_shows_the_twin_beside_each_run_and_the_gap(env):
     tables = [el.value for el in at.dataframe]
     gap = next(t for t in tables if "gap" in t.columns)
     assert set(gap["run"]) == {"bm25"}
+    assert set(gap["twin references"]) == {"bm25 (top-3)"} and set(gap["own reference"]) == {
+        "yes: gap partly by construction"}  # issue 31 §4: the references with every gap, own gap by construction
+    captions = [c.value.replace("\\", "") for c in at.caption]  # Markdown escapes undone
+    assert any("benign twin references: bm25 (top-3)" in c and "by construction" in c for c in captions)
     assert ((gap["gap"] - (gap["benign"] - gap["adversarial"])).abs() < 1e-9).all()
     assert any("effective scale (SR@10)" in t.columns for t in tables)
     off = run_page("2_Overview.py", {"ws": str(env.path), "x": "scale"})

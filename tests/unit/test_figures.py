@@ -81,3 +81,28 @@ def test_style_title_padding_caption_and_labels():
     assert style.metric_label("FR@5").startswith("FR@5 (all gold in top-5")
     assert style.metric_label("custom") == "custom"
     assert style.colors(["x", "y"]) == {"x": style.OKABE_ITO[0], "y": style.OKABE_ITO[1]}
+
+
+def test_thin_cells_are_greyed_with_their_n_and_small_cells_print_it():
+    """Issue 31 §5: the engine marks cells by n (views.overview: thin below metrics.THIN_N, small below SMALL_N);
+    the heatmap greys thin cells (value and n on the grey layer, not coloured), prints n in small ones, says so in
+    its caption, and names each cell's interval in its hover (Wilson for a binary metric)."""
+    from emb_s_core import metrics
+
+    qs = pd.DataFrame({"qid": [f"q{i}" for i in range(40)], "ref_ids": [[1]] * 40, "hard_negative_ids": [[]] * 40})
+    sizes = {"r1": 3, "r2": 20}  # run a: 3 queries on r1 (thin), 20 on r2 (small)
+    res = pd.DataFrame([{"run": "a", "rung": rung, "qid": f"q{i}", "doc_ids": [1] if i % 2 else [2]}
+                        for rung, n in sizes.items() for i in range(n)])
+    pq = metrics.per_query(res, qs)
+    agg, states, cols = views.overview(pq, None, "SR@10", "rung", ["a"])
+    marks = agg.set_index("rung")
+    assert bool(marks.loc["r1", "thin"]) and not bool(marks.loc["r2", "thin"]) and bool(marks.loc["r2", "small"])
+    assert set(agg["ci_method"]) == {metrics.WILSON}  # single-gold SR@10 is binary
+    fig = heatmap.heatmap(agg, states, "SR@10", ["a"], cols, caption="bank: t")
+    grey, values = fig.data[0], fig.data[1]
+    at = cols.index("r1")
+    assert math.isnan(values.z[0][at]) and grey.z[0][at] == 1.0 and grey.text[0][at] == "0.333<br>n = 3"
+    assert values.z[0][cols.index("r2")] == 0.5 and values.text[0][cols.index("r2")] == "0.500<br>n = 20"
+    assert f"grey: fewer than {metrics.THIN_N} queries" in fig.layout.title.subtitle.text
+    assert list(fig.data[2].customdata[at])[4:] == ["wilson", "0.333"] and "(%{customdata[4]})" in \
+        fig.data[2].hovertemplate

@@ -79,7 +79,7 @@ def test_table_sorting_detail_and_marks():
     assert t["run"].tolist() == ["strong", "weak", "base", "lost"]
     assert t.loc[0, "g1"] == "1.000 ▲" and t.loc[1, "g1"] == "0.667 =" and t.loc[2, "g1"] == "0.167"
     assert t.loc[0, leaderboard.SUMMARY] == "2▲ 0▼ 0=" and t.loc[2, leaderboard.SUMMARY] == "baseline"
-    assert t.loc[0, "g1 n"] == 12 and t.loc[0, "g1 95% CI"] == "1.000–1.000"
+    assert t.loc[0, "g1 n"] == 12 and t.loc[0, "g1 95% CI"] == "0.758–1.000"  # Wilson, 12 of 12
     assert b.table(sort_by="g1", descending=False)["run"].tolist() == ["lost", "base", "weak", "strong"]
     assert b.table(sort_by="run", descending=False)["run"].tolist() == ["base", "lost", "strong", "weak"]
     assert b.table(sort_by=leaderboard.SUMMARY)["run"].tolist()[0] == "strong"

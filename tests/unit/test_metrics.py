@@ -199,14 +199,23 @@ def bernoulli_pq(n, p, seed, run="r", rung="g"):
 
 
 def test_aggregate_mean_n_and_interval():
+    """A binary cell (single-gold SR@1) gets the Wilson score interval, equal to statsmodels'; a cell of another
+    metric the seeded bootstrap, near the normal approximation, the same for the same seed."""
+    from statsmodels.stats.proportion import proportion_confint
+
     pq, hits = bernoulli_pq(400, 0.5, seed=1)
     agg = metrics.aggregate(pq, metrics=["SR@1"], n_boot=2000, seed=0).iloc[0]
-    assert agg["n"] == 400 and agg["value"] == pytest.approx(hits.mean())
-    half = 1.96 * math.sqrt(hits.mean() * (1 - hits.mean()) / 400)  # normal approximation
-    assert agg["ci_low"] == pytest.approx(hits.mean() - half, abs=0.012)
-    assert agg["ci_high"] == pytest.approx(hits.mean() + half, abs=0.012)
-    again = metrics.aggregate(pq, metrics=["SR@1"], n_boot=2000, seed=0).iloc[0]
-    other = metrics.aggregate(pq, metrics=["SR@1"], n_boot=2000, seed=5).iloc[0]
+    assert agg["n"] == 400 and agg["value"] == pytest.approx(hits.mean()) and agg["ci_method"] == metrics.WILSON
+    low, high = proportion_confint(int(hits.sum()), 400, alpha=0.05, method="wilson")
+    assert (agg["ci_low"], agg["ci_high"]) == (pytest.approx(low, abs=1e-12), pytest.approx(high, abs=1e-12))
+    pq = pq.assign(MRR=np.where(hits, 1.0, 0.5))  # not binary: bootstrap
+    agg = metrics.aggregate(pq, metrics=["MRR"], n_boot=2000, seed=0).iloc[0]
+    assert agg["ci_method"] == metrics.BOOTSTRAP
+    half = 1.96 * math.sqrt(hits.mean() * (1 - hits.mean()) / 400) / 2  # normal approximation
+    assert agg["ci_low"] == pytest.approx(agg["value"] - half, abs=0.012)
+    assert agg["ci_high"] == pytest.approx(agg["value"] + half, abs=0.012)
+    again = metrics.aggregate(pq, metrics=["MRR"], n_boot=2000, seed=0).iloc[0]
+    other = metrics.aggregate(pq, metrics=["MRR"], n_boot=2000, seed=5).iloc[0]
     assert (again["ci_low"], again["ci_high"]) == (agg["ci_low"], agg["ci_high"])
     assert (other["ci_low"], other["ci_high"]) != (agg["ci_low"], agg["ci_high"])
 
@@ -231,10 +240,28 @@ def test_aggregate_groups_breakdowns_and_subset_invariance(pq):
         metrics.aggregate(big, by=("run", "colour"))
 
 
-def test_constant_values_have_a_point_interval():
+def test_cells_where_every_query_scores_0_or_1_get_a_non_degenerate_interval():
+    """Issue 31 §5: a bootstrap of a cell where every query scores 1 (or 0) is [1, 1] ([0, 0]); binary cells get
+    Wilson, decided per metric and cell: SR@K is binary where every gold set has one document, FR@K and R@1 always,
+    SR@K on a cell with a multi-source query is not (bootstrap)."""
+    from statsmodels.stats.proportion import proportion_confint
+
     pq, _ = bernoulli_pq(30, 1.0, seed=2)
     row = metrics.aggregate(pq, metrics=["SR@1"]).iloc[0]
-    assert row["value"] == row["ci_low"] == row["ci_high"] == 1.0
+    assert row["value"] == row["ci_high"] == 1.0 and row["ci_method"] == metrics.WILSON
+    assert row["ci_low"] == pytest.approx(proportion_confint(30, 30, method="wilson")[0]) and row["ci_low"] < 0.9
+    zero, _ = bernoulli_pq(6, 0.0, seed=2)
+    row = metrics.aggregate(zero, metrics=["SR@1"]).iloc[0]
+    assert row["value"] == row["ci_low"] == 0.0 and row["ci_high"] == pytest.approx(
+        proportion_confint(0, 6, method="wilson")[1]) and row["ci_high"] > 0.3
+    qs = queries([("a", [1, 2], []), ("b", [3, 4], []), ("c", [5], [])])
+    rs = results([("a", [1, 2]), ("b", [9, 8]), ("c", [5])])
+    agg = metrics.aggregate(metrics.per_query(rs, qs, ks=(1, 10)), metrics=["SR@10", "FR@10", "R@1"]).set_index(
+        "metric")
+    assert agg.loc["FR@10", "ci_method"] == agg.loc["R@1", "ci_method"] == metrics.WILSON
+    assert agg.loc["SR@10", "ci_method"] == metrics.BOOTSTRAP  # two gold documents: SR takes 0, 1/2, 1
+    assert agg.loc["R@1", "ci_high"] == 1.0 and agg.loc["R@1", "ci_low"] > 0  # 1 of 1, not [1, 1]
+    assert metrics.aggregate(pq, metrics=["SR@1"], n_boot=0).iloc[0]["ci_method"] == ""  # intervals skipped
 
 
 # ------------------------------------------------------------------------------------------- paired test

@@ -103,8 +103,11 @@ def test_compact_term_frequencies_and_no_per_rung_weight_cache(tmp_path):
     assert got["all"].ids[:, 0].tolist() == [9, 5, 1, 2]
     # the pair's own statistics: a word in one of two documents has idf ln(1.5/1.5) = 0, so all tie at 0
     assert got["pair"].ids[:, 0].tolist() == [5, 5, 5, 5] and not got["pair"].scores.any()
-    # the per-rung state is one column map and two numbers, not a weight matrix
-    assert all(len(state) == 3 and state[0].dtype == np.int32 for state in r._pools.values())
+    # the per-rung state is one column map, two numbers and the weights of the queried terms only, not a weight matrix
+    queried = [r.vocab[w] for w in ("stripes", "crossing", "eagle", "lion")]
+    assert all(len(state) == 4 and state[0].dtype == np.int32 for state in r._pools.values())
+    assert all(state[3].used <= r.tf[:, queried].nnz for state in r._pools.values())
+    assert all((state[3].starts >= 0).sum() == len(queried) for state in r._pools.values())
     assert len(r._pools) == 2
 
 
@@ -173,7 +176,8 @@ def test_compiled_kernel_keeps_the_m_best_of_every_query(n_docs, density, monkey
     dense = (q @ w).toarray()
     m = 7
     cols, vals, counts = np.zeros((40, m), np.int64), np.zeros((40, m)), np.zeros(40, np.int64)
-    top_m(q.indptr.astype(np.int64), q.indices.astype(np.int32), q.data, w.indptr.astype(np.int64),
+    indptr = w.indptr.astype(np.int64)
+    top_m(q.indptr.astype(np.int64), q.indices.astype(np.int32), q.data, indptr[:-1], indptr[1:],
           w.indices.astype(np.int32), w.data, n_docs, m, cols, vals, counts)
     for i in range(40):
         positive = np.sort(dense[i][dense[i] > 0])[::-1]
@@ -245,3 +249,59 @@ def test_install_warm_compiles_every_signature_ranking_uses(tmp_path):
     for k in (2, 10):
         r.rank(["apple fig", "banana", "nothing"], {"all": r.doc_ids, "every other": r.doc_ids[::2]}, k)
     assert [len(f.signatures) for f in kernels] == [1, 1, 1, 1]
+
+
+def test_batches_through_the_weight_cache_rank_as_one_call(tmp_path, monkeypatch):
+    """Issue 32 (BM25 in eval's batches): a pool's weights are cached across batches; batches of 7 (the cache filling
+    up, and forced to start over by a tiny WEIGHT_CACHE) give the same ids and scores, to the bit, as one call on a
+    fresh retriever; the query matrix equals the COO construction it replaced (duplicate tokens summed)."""
+    from scipy import sparse as sp
+
+    from emb_s_core.retrievers import bm25
+
+    rng = np.random.default_rng(3)
+    vocab = [f"w{i}" for i in range(120)]
+    texts = [" ".join(rng.choice(vocab, rng.integers(3, 40))) for _ in range(300)]
+    ws = text_workspace(tmp_path, texts)
+    queries = [" ".join(rng.choice(vocab, rng.integers(1, 8))) + " w1 W1 the" for _ in range(50)] + ["zzz", ""]
+    fresh = retrievers.get("bm25")
+    fresh.prepare(ws, None)
+    pools = {"all": fresh.doc_ids, "half": fresh.doc_ids[::2]}
+    want = fresh.rank(queries, pools, 10)
+    for cap in (bm25.WEIGHT_CACHE, 50):
+        monkeypatch.setattr(bm25, "WEIGHT_CACHE", cap)
+        r = retrievers.get("bm25")
+        r.prepare(ws, None)
+        got = [r.rank(queries[i:i + 7], pools, 10) for i in range(0, len(queries), 7)]
+        for name in pools:
+            np.testing.assert_array_equal(np.concatenate([g[name].ids for g in got]), want[name].ids)
+            np.testing.assert_array_equal(np.concatenate([g[name].scores for g in got]), want[name].scores)
+        held = sum(p[3].used for p in r._pools.values())
+        every = sum(int((p[3].ends - p[3].starts)[p[3].starts >= 0].sum()) for p in r._pools.values())
+        kept_all = sum(bm25.pool_weights(r.postings, r.lengths, np.unique(r.query_matrix(queries).indices), *p[:3],
+                                         r.k1, r.b).nnz for p in r._pools.values())
+        assert held == every  # no stale rows
+        assert held == kept_all if cap > 1000 else 0 < held < kept_all  # all kept, or started over within the cap
+    toks = [bm25.words(q) for q in queries]
+    get = fresh.vocab.get
+    per = [[j for j in map(get, t) if j is not None] for t in toks]
+    rows = np.repeat(np.arange(len(per)), [len(p) for p in per])
+    old = sp.csr_matrix((np.ones(len(rows)), (rows, [j for p in per for j in p])), shape=(len(per), len(fresh.vocab)))
+    new = fresh.term_matrix(toks)
+    for a in ("indptr", "indices", "data"):
+        np.testing.assert_array_equal(getattr(new, a), getattr(old, a))
+
+
+def test_the_ascii_fast_path_of_the_tokenizer_equals_the_regex():
+    """words() takes a byte-level path for ASCII text: the same words as ``\\w+`` on the lowercased text, for every
+    ASCII character, Unicode text (and a Unicode letter that lowercases to ASCII, the Kelvin sign)."""
+    import random
+
+    from emb_s_core.retrievers.text import WORD, words
+
+    r = random.Random(1)
+    cases = ["".join(map(chr, range(128))), "Hello, World! foo_bar 42 x-y", "Kelvin \u212a café naïve",
+             "\t\n\x1c\x1dA\x1fb", "ΟΔΟΣ test", ""]
+    cases += ["".join(chr(r.randrange(0, 300)) for _ in range(50)) for _ in range(500)]
+    cases += ["".join(chr(r.randrange(0, 128)) for _ in range(80)) for _ in range(2000)]
+    assert all(words(c) == WORD.findall(c.lower()) for c in cases)

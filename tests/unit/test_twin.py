@@ -147,23 +147,31 @@ def test_bad_inputs(tmp_path, ws):
         twin.build(Workspace(tmp_path / "empty"))
 
 
-def test_cached_dense_vectors_become_a_reference(tmp_path):
+def test_references_are_a_stated_default_not_what_is_cached(tmp_path):
+    """The default references are bm25 alone whatever has been embedded or run (issue 31 §4): embedding a dense
+    model before building the twin changes nothing; a dense reference is named, embedded if it must be, stored, and
+    changing the references changes every twin rung's identity, so twin results made before are stale."""
     from emb_s_core import evaluate
 
     bank.import_path(tmp_path / "ws", "native", make_bank(tmp_path / "bank", n_docs=150, n_queries=6))
     ws = Workspace(tmp_path / "ws")
     ladder.build(ws, ladder.LadderOptions(base="4K", domain_sizes=("4K",), shared_size="12K", reserve=128))
-    assert twin.cached_dense_references(ws) == []  # nothing embedded: bm25 only, nothing is embedded for the twin
     lad = twin.build(ws, top_n=5)
-    assert lad.options["references"] == ["bm25"]
-    evaluate.evaluate(ws, "dense:minilm-l3", k=5)
-    assert twin.cached_dense_references(ws) == [("dense:minilm-l3", 128)]
-    lad = twin.build(ws, top_n=5)
+    assert lad.options["references"] == list(twin.DEFAULT_REFERENCES) == ["bm25"]
+    before = {r.name: r.membership_hash for r in lad.rungs}
+    evaluate.evaluate(ws, "dense:minilm-l3", name="dense", k=5, ladder="both")  # its vectors are now cached, it has a run
+    assert evaluate.stale_twin_runs(ws) == {}
+    again = twin.build(ws, top_n=5)
+    assert again.options["references"] == ["bm25"]  # the cache and the runs do not change the default
+    assert {r.name: r.membership_hash for r in again.rungs} == before and evaluate.stale_twin_runs(ws) == {}
+    lad = twin.build(ws, top_n=5, references=["bm25", "dense:minilm-l3"])
     assert lad.options["references"] == ["bm25", "dense:minilm-l3"]
-    dense = retrievers.get("dense:minilm-l3")
-    dense.prepare(ws, None)
-    assert dense.embedded == 0
-    assert_invariants(ws, 5, ("bm25", "dense:minilm-l3"), strict_full=False)  # 150 documents: full can be short  # neither reference's neighbours in any query's pool
+    assert ws.settings["ladder:benign"]["references"] == ["bm25", "dense:minilm-l3"]
+    assert all(r.membership_hash != before[r.name] for r in lad.rungs)
+    assert set(evaluate.stale_twin_runs(ws)) == {"dense"}  # made on the bm25-only twin
+    assert_invariants(ws, 5, ("bm25", "dense:minilm-l3"), strict_full=False)  # 150 documents: full can be short
+    with pytest.raises(EmbSError, match="no reference retriever named"):
+        twin.build(ws, references=[])
 
 
 def test_cli_builds_and_shows_the_twin(ws, tmp_path):
