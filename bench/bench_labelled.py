@@ -104,7 +104,10 @@ def main() -> None:
 
         figures = {split: labels.reference_figures(split) for split in labels.MEASURED_SPLITS}
         rule = figures["held_out"]["rule"]
-        (LABELLED / labels.FIGURES).write_text(json.dumps({rule: figures}, indent=1) + "\n")
+        path = LABELLED / labels.FIGURES  # other judges' figures (the learned judge's) are kept
+        stored = {k: v for k, v in json.loads(path.read_text()).items() if not k.startswith("reference_")} \
+            if path.is_file() else {}
+        path.write_text(json.dumps({rule: figures, **stored}, indent=1) + "\n")
         print(f"wrote {LABELLED / labels.FIGURES}")
 
 

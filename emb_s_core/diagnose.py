@@ -53,7 +53,7 @@ def quadrants(ws: Workspace, access_run: str, qa_run: str, judge: str = judge_mo
         raise EmbSError(f"no QA run named {qa_run!r}", fix="answer with `emb-s qa` first; `emb-s qa --list` shows them.")
     if k < 1:
         raise EmbSError(f"-k must be ≥ 1, got {k}", fix="pass -k N with N ≥ 1.")
-    judge = judge_mod.judge_name(judge) if judge != judge_mod.REFERENCE and not judge.startswith("llm:") else judge
+    judge = judge_mod.judge_name(judge) if not judge.startswith("llm:") else judge
     answers = qa.load_answers(ws, [qa_run])[["rung", "qid", "answer", "context_ids", "status"]].rename(
         columns={"status": "qa_status"})
     if rungs:
@@ -112,19 +112,43 @@ def judge_agreement(ws: Workspace, judge: str = judge_mod.REFERENCE, score_thres
     (false credit, false reject, n and which set; see :mod:`emb_s_core.labels`): shown wherever its scores are."""
     from emb_s_core import labels
 
-    name = judge if judge == judge_mod.REFERENCE or judge.startswith("llm:") else judge_mod.judge_name(judge)
+    name = judge if judge.startswith("llm:") else judge_mod.judge_name(judge)
     return labels.agreement(ws, name, score_threshold)
 
 
 def agreement_lines(ws: Workspace, judge: str = judge_mod.REFERENCE, score_threshold: float = 4) -> list[str]:
-    """:func:`judge_agreement` as plain lines, or one line saying the judge was measured on no labels."""
+    """:func:`judge_agreement` as plain lines (the worst honest figure first), or one line saying the judge was
+    measured on no labels. For the reference judge a first line says how many right answers it is measured to
+    reject on replies its rules never saw: so many right answers land in "answered badly"."""
     from emb_s_core import labels
 
     df = judge_agreement(ws, judge, score_threshold)
     if df.empty:
         return [f"judge {judge}: not measured against human labels (label answers on the Access vs use page or the "
                 "Query drill-down; they join this workspace's labelled set)"]
-    return labels.describe(df)
+    lines = labels.describe(df)
+    unseen = df[(df["labelled_set"] == labels.BLIND_SET) & (df["dataset"] == labels.ALL)]
+    if judge == judge_mod.REFERENCE and len(unseen) and unseen.iloc[0]["n_right"]:
+        r = unseen.iloc[0]
+        lines.insert(0, f"the reference judge is measured to reject {r.false_reject:.0%} of right answers "
+                        f"({r.false_reject_low:.0%}–{r.false_reject_high:.0%}, {round(r.false_reject * r.n_right)} of "
+                        f"{r.n_right}) on replies its rules never saw: about that share of the right answers here "
+                        "is counted as answered badly, so use failure is overstated; an LLM judge (`emb-s judge "
+                        "--judge MODEL`) or --judge learned rejects fewer")
+    return lines
+
+
+def default_judge(judges: list[str]) -> str:
+    """The judge a view opens with: an LLM judge when one has judged (the reference judge rejects more right
+    answers, see :func:`agreement_lines`), else the reference judge."""
+    return next((j for j in judges if j.startswith("llm:")), judge_mod.REFERENCE)
+
+
+def judges_to_compare(judge: str, judges: list[str]) -> list[str]:
+    """The judges whose agreement a view shows: the one chosen, and beside an LLM judge the reference judge (or
+    beside the reference judge the LLM judge that also judged), so a reader sees both."""
+    other = judge_mod.REFERENCE if judge.startswith("llm:") else default_judge([j for j in judges if j != judge])
+    return [judge] + ([other] if other != judge and other in judges else [])
 
 
 def bank_notes(ws: Workspace, access_run: str, qa_run: str) -> list[str]:

@@ -5,7 +5,7 @@
   (a marked score first, so a number in the explanation never replaces it; hedges, ranges, out-of-range values and
   other scales are ``unparseable``, never a zero). ``repeats`` > 1 judges each answer again (each repeat is its own
   cache entry), so the spread of a judge can be measured; agreement uses every pair of parseable repeats.
-- Reference match (``judge = "reference"``, rule version ``reference_v10``): reply and truths are read in one
+- Reference match (``judge = "reference"``, rule version ``reference_v11``): reply and truths are read in one
   canonical form (:func:`answer_match.canonical`: accents folded, dates as year/month/day, numbers as digits), then
   SQuAD-normalized; what the reply *asserts* is read by :mod:`emb_s_core.answer_match` (its final claim after a
   correction, negation, alternatives the question offers, comparatives, hedges, refusals, lists, modifiers). In
@@ -15,12 +15,8 @@
   side of "X or Y?") is asserted and no competitor is, unless it is one candidate of a hedge or a list carries
   extra members (then ``≤ 1``); for yes/no questions answered without the word, ``4`` / ``0`` by the reply's
   polarity; ``≤ 1`` when a competitor is asserted or the answer only negated; else ``min(3, round(5·F1))``.
-  v4: a ``4`` or ``5`` is held back to ``3`` (found, not credited) when the reply casts doubt on the answer it names
-  (:func:`answer_match.doubt`: words of doubt, a turn to another name, a conditional, a commitment elsewhere, a
-  bound instead of the number, a conflicting date): a reader's check, not a guess. v5: more forms of the same
-  answer and fewer ways to be credited for one the reply does not stand behind (:mod:`emb_s_core.answer_match`);
-  v6 the same, read on a fourth round; v7: a sentence-long free-form gold is covered with a quarter of its words
-  in other words; v8 to v10 read on the fifth to seventh rounds.
+  A ``4`` or ``5`` is held back to ``3`` (found, not credited) when the reply casts doubt on the answer it names
+  (:func:`answer_match.doubt`): a reader's check, not a guess. The rule versions' history is in bench/RESULTS.md.
   ``question`` is required. Measured against the labelled sets in :mod:`emb_s_core.labels` (figures in
   ``bench/RESULTS.md``). Rows written under an older rule version are judged again on the next run.
 
@@ -35,14 +31,16 @@ import pandas as pd
 import pyarrow as pa
 
 from emb_s_core import answer_match, llm, protocol, qa
+from emb_s_core.llm import structured
 from emb_s_core.errors import EmbSError
 from emb_s_core.schema import UNPARSEABLE
 from emb_s_core.store import Workspace
 
 REFERENCE = "reference"
-REFERENCE_VERSION = "reference_v10"  # v1: containment; v2: + alternatives, negation; v3: issue 22; v4: + doubt;
-# v5: other forms of the answer, asides, possessives (blind round 3); v6: conclusions, short names (blind round 4);
-# v7: a sentence-long gold may have a quarter of its words in other words; v8-v10: read on blind rounds 5-7
+LEARNED = "learned"  # the reference judge with a learned reading where its rules fall back to token F1 (opt-in)
+OFFLINE = (REFERENCE, LEARNED)  # judges that make no model call
+REFERENCE_VERSION = "reference_v11"  # the no-model baseline; v11: surface forms as classes (issue 34 §1); history:
+# bench/RESULTS.md
 JUDGMENTS_SCHEMA = pa.schema([
     pa.field("judge", pa.string(), nullable=False), pa.field("qa_run", pa.string(), nullable=False),
     pa.field("rung", pa.string(), nullable=False), pa.field("qid", pa.string(), nullable=False),
@@ -65,7 +63,7 @@ token_f1 = answer_match.token_f1
 
 def reference_score(prediction: str | None, answer: str | None, aliases: list[str] | None = None,
                     question: str | None = None) -> dict:
-    """The 0–5 reference-match score of ``prediction`` (rule ``reference_v10`` in the module docstring) and why.
+    """The 0–5 reference-match score of ``prediction`` (rule ``reference_v11`` in the module docstring) and why.
 
     ``question`` is required: the alternatives it offers, the comparative it asks for and whether it asks for one
     entity decide what a reply claims (a caller without it gets an error, never an older rule).
@@ -82,7 +80,7 @@ def reference_score(prediction: str | None, answer: str | None, aliases: list[st
     others = [p for t in truths for p in answer_match.other_names(t, question)]
     truths += others
     truths += [p for t in truths for p in answer_match.plural_forms(t)]
-    pred = prediction or ""
+    pred = answer_match.without_middle_initials(prediction or "", truths)
     em = max((float(canon(pred) == canon(t) and bool(canon(t))) for t in truths), default=0.0)
     f1 = max((answer_match.canon_f1(pred, t) for t in truths), default=0.0)
 
@@ -178,9 +176,10 @@ def hedging(reply: answer_match.Reply, final: str, sides: list[tuple[str, str]])
 _SCORE_WORDS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
                 "nine": 9, "ten": 10}
 _VALUE = r"(?P<v>-?\d+(?:\.\d+)?|" + "|".join(_SCORE_WORDS) + r")(?![\w.]\d)"
-_AFTER = r"(?P<after>\s*(?:(?:/|out\s+of)\s*(?P<of>\d+|five\b)|(?:-|–|—|to|or|and)\s*\d))?"
-# a marked score: "Score: 4", "**Score:** 4/5", "final score is 4", "Rating - 2", '"score": 4', "(score 1)"
-_MARKER = re.compile(r"(?:\bscore|\brating|\bgrade)\b[\"*_\s]*(?:is|of|=|:|-|–)?[\"*_\s]*[\[(]?\s*" + _VALUE + _AFTER,
+_AFTER = r"(?P<after>\s*(?:(?:/|out\s+of|of)\s*(?P<of>\d+|five\b)|(?:-|–|—|to|or|and)\s*\d))?"
+# a marked score: "Score: 4", "**Score:** 4/5", "final score is 4", "Rating - 2", '"score": 4', "(score 1)"; after
+# criteria, the overall one: "Correctness: 5/5. Completeness: 3/5. Overall: 4", "Final: 4", "Points: 1 of 5"
+_MARKER = re.compile(r"(?:\bscore|\brating|\bgrade|\boverall|\bfinal|\btotal|\bpoints?)\b[\"*_\s]*(?:is|of|=|:|-|–)?[\"*_\s]*[\[(]?\s*" + _VALUE + _AFTER,
                      re.I)
 _SCALED_VALUE = re.compile(r"(?<![\w.-])" + _VALUE + r"\s*(?:/|out\s+of)\s*(?:5|five)\b(?![.,]\d)", re.I)  # "3/5", "3 out of 5"
 _REVISED = re.compile(r"\b(?:actually|on (?:second thought|reflection)|edit(?:ed)?|revis\w*|correct\w*|updat\w*|"
@@ -194,9 +193,10 @@ _RUBRIC = re.compile(r"\b[0-5]\s*=\s*[a-z][\w -]*", re.I)
 _CONDITIONAL = re.compile(r"\b(?:if|unless|otherwise|depending)\b", re.I)
 _WORDS = "|".join(_SCORE_WORDS)
 # "I would rate this a four", "I'd score it 3"; not "give it 2 or 3", "rate it 7 out of 10"
-_RATED = re.compile(r"\b(?:rate|give|award|assign|score)s?\b[^.\n\d]{0,25}?\b(?:an?\s+)?(?P<v>\d+|" + _WORDS + r")\b"
+_RATED = re.compile(r"\b(?:rat(?:e|es|ing)|giv(?:e|es|ing)|award(?:s|ing)?|assign(?:s|ing)?|scores?)\b[^.\n\d]{0,25}?\b(?:an?\s+)?(?P<v>\d+|" + _WORDS + r")\b"
                     r"(?!\s*(?:of|out|/|points?\s+out|[.,]\d|(?:and|or|to|-|–)\s*(?:an?\s+)?(?:\d|" + _WORDS + r")))",
                     re.I)
+_CONCLUDED = re.compile(r"\b(?:so|thus|hence|therefore)\s*,?\s+(?:a\s+)?" + _VALUE + r"\W*$", re.I)  # "…, so zero."
 _BARE = re.compile(r"^\W*" + _VALUE + r"\W*$", re.I)
 _LEADING = re.compile(r"^\s*" + _VALUE + r"\s*(?:[.:)=—–-]|\s-)\s+\S", re.I)  # "4. The answer ...", "5 = fully"
 
@@ -214,11 +214,12 @@ def _value(token: str) -> int | None:
 
 
 def parse_score(reply: str | None) -> int | None:
-    """The score an LLM judge's reply gives, or None (unparseable; never a zero). Rule ``judge_parse_v3`` (stored
+    """The score an LLM judge's reply gives, or None (unparseable; never a zero). Rule ``judge_parse_v4`` (stored
     replies are read again by it when judgments are read):
 
     0. a JSON ``"score"`` key wins over everything in the explanation;
-    1. else a *marked* score: the last "Score: N" / "Rating: N" / "final score is N" / ``{"score": N}`` marker, or
+    1. else a *marked* score: the last "Score: N" / "Rating: N" / "final score is N" / ``{"score": N}`` marker
+       (after per-criterion scores, the "Overall: N" / "Final: N" / "Total: N" / "Points: N of 5" one), or
        "N/5" / "N out of 5" (or "five"); a number elsewhere in the explanation never replaces it ("Score: 3 … 3 of 5
        pets" → 3); two marked scores that differ are unparseable unless the text between revises the first
        ("Score: 2 — actually, on reflection, Score: 4" → 4; "Score: 2\nScore: 3" → None); a marked score under a
@@ -226,8 +227,9 @@ def parse_score(reply: str | None) -> int | None:
        after it counts ("Score: 5 — well, maybe 4 … I'll settle on 4" → 4), a hedge right after it does not
        ("Score: 2 (maybe 1)" → None), and a score the reply only supposes is no mark ("a score of 5 would need …");
     2. else a value the reply settles on ("between a 2 and a 3; I'll settle on 3"), a value after "rate" / "give" /
-       "score" ("I would rate this a four", "I'd score it 3"), a reply that is only a value ("4", "Four.", "**4**")
-       or one that opens with one ("4. The answer …");
+       "score" ("I would rate this a four", "I'd score it 3", "giving 4"; hedged, "I'd give it a 3, maybe 4", it is
+       unparseable), a value the reply concludes with ("…, so zero."), a reply that is only a value ("4", "Four.",
+       "**4**") or one that opens with one ("4. The answer …");
     3. else the integers 0–5 of the reply once scale mentions ("0-5", "out of 5") and rubric definitions ("0 =
        wrong, 5 = fully correct") are removed, if they are all the same value ("I would give this a 4" → 4).
     Score words are read ("Score: five" → 5), and "4.0" is 4. Out-of-range values ("Score: 7", "Score: -1"),
@@ -268,7 +270,11 @@ def parse_score(reply: str | None) -> int | None:
     if settled:
         return _value(settled[-1].group("v"))  # "between a 2 and a 3; I'll settle on 3"
     if (rated := _RATED.search(text)) and not re.search(r"\bbetween\b", text[rated.start():rated.start("v")], re.I):
+        if _HEDGED_AFTER.match(text, rated.end()):
+            return None  # "I'd give it a 3, maybe 4": hedged, as "I'd say 4, maybe 5"
         return _value(rated.group("v"))  # "I would rate this a four"; "give this between 2 and 3" is a range
+    if concluded := _CONCLUDED.search(text):
+        return _value(concluded.group("v"))  # "The answer names another person, so zero."
     for pattern in (_BARE, _LEADING):
         m = pattern.match(text)
         if m:
@@ -288,7 +294,14 @@ def judge_messages(prompt: protocol.Prompt, question: str, answer: str, predicti
 
 # --------------------------------------------------------------------------------------------- running
 def judge_name(judge: str) -> str:
-    return REFERENCE if judge == REFERENCE else f"llm:{judge}"
+    return judge if judge in OFFLINE else f"llm:{judge}"
+
+
+def rule_version(judge: str) -> str | None:
+    """The rule an offline judge's rows are written under (rows of another are judged again); None for LLMs."""
+    from emb_s_core import equivalence
+
+    return {REFERENCE: REFERENCE_VERSION, LEARNED: f"{equivalence.CODE_VERSION}+{REFERENCE_VERSION}"}.get(judge)
 
 
 def load_judgments(ws: Workspace, judges: list[str] | None = None, qa_runs: list[str] | None = None) -> pd.DataFrame:
@@ -330,30 +343,35 @@ def judge(ws: Workspace, qa_run: str, judge: str = REFERENCE, gateway: llm.Gatew
     """
     todo = pending(ws, qa_run, judge, repeats, rungs, limit)
     name = judge_name(judge)
-    if judge != REFERENCE:
+    if judge not in OFFLINE:
         if gateway is None:
             raise EmbSError("an LLM judge needs a model gateway", fix="pass --judge MODEL (a litellm model string).")
         gateway.check_credentials()
+        gateway, asked = structured.asking(gateway, structured.JUDGE)  # the score in one field where supported
     prompt = protocol.load_prompt("judge")
     for start in range(0, len(todo), batch_size):
         chunk = todo.iloc[start:start + batch_size]
-        if judge == REFERENCE:
+        if judge in OFFLINE:
+            from emb_s_core import equivalence
+
+            read = reference_score if judge == REFERENCE else equivalence.score
             rows = []
             for a, t, al, q in zip(chunk["answer"], chunk["true_answer"], chunk["answer_aliases"],
                                    chunk["question"]):
-                got = reference_score(a, t, list(al) if al is not None else [], question=q)
+                got = read(a, t, list(al) if al is not None else [], question=q)
                 rows.append({"score": float(got["score"]), "status": llm.OK, "raw": got["reason"],
-                             "prompt_version": REFERENCE_VERSION, "cost": 0.0})
+                             "prompt_version": rule_version(judge), "cost": 0.0})
         else:
             batch = [judge_messages(prompt, q, t, a) for q, t, a in
                      zip(chunk["question"], chunk["true_answer"], chunk["answer"])]
             results = gateway.complete_many(batch, salts=[int(r) or None for r in chunk["repeat"]])
             rows = []
             for res in results:
-                score = parse_score(res.text) if res.status == llm.OK else None
+                score = parse_score(structured.unwrap(structured.JUDGE, res.text)) if res.status == llm.OK else None
                 status = res.status if res.status != llm.OK else (llm.OK if score is not None else UNPARSEABLE)
                 rows.append({"score": None if score is None else float(score), "status": status,
-                             "raw": (res.text or res.error or "")[:RAW_LIMIT], "prompt_version": prompt.version,
+                             "raw": (res.text or res.error or "")[:RAW_LIMIT],
+                             "prompt_version": prompt.version + (structured.SUFFIX if asked else ""),
                              "cost": res.cost})
         out = pd.concat([chunk[["rung", "qid", "repeat"]].reset_index(drop=True), pd.DataFrame(rows)], axis=1)
         out.insert(0, "qa_run", qa_run)
@@ -389,8 +407,8 @@ def pending(ws: Workspace, qa_run: str, judge: str, repeats: int, rungs: list[st
     df["repeat"] = np.tile(np.arange(repeats), len(answers)) if len(answers) else []
     done = load_judgments(ws, [judge_name(judge)], [qa_run])
     done = done[done["status"] != llm.ERROR]
-    if judge == REFERENCE:  # rows of an older rule are judged again
-        done = done[done["prompt_version"] == REFERENCE_VERSION]
+    if judge in OFFLINE:  # rows of an older rule are judged again
+        done = done[done["prompt_version"] == rule_version(judge)]
     keys = set(zip(done["rung"], done["qid"], done["repeat"].astype(int)))
     mask = [(r, q, int(p)) not in keys for r, q, p in zip(df["rung"], df["qid"], df["repeat"])]
     return df[mask].reset_index(drop=True)

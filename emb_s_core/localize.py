@@ -19,6 +19,7 @@ import pandas as pd
 
 from emb_s_core import ladder as ladder_mod
 from emb_s_core import llm, protocol, provenance, runs
+from emb_s_core.llm import structured
 from emb_s_core.errors import EmbSError
 from emb_s_core.store import Workspace
 
@@ -32,7 +33,7 @@ RAW_INTEGERS = "raw_integers_v1"  # the paper's rule: every integer of the reply
 # DocID mentions and JSON lists first; numbering, counts, ranges, separators read (issue 22). v3: the blind rounds'
 # classes (a revised or nested list, ids listed after "IDs", "1 through 3", "1 999", ids set aside as a group or by
 # "so it is not relevant", ids settled on after others, an echoed "k = 2"); a run records the rule it was read by
-DOCID = "docid_v3"
+DOCID = "docid_v4"
 ID_RULES = (DOCID, RAW_INTEGERS)
 MAX_RANGE = 50  # "3-6" expands; a longer span is two numbers, not a range
 _JSON_LIST = re.compile(r"\[\s*\d[\d\s,]*\]")
@@ -48,15 +49,37 @@ _COUNT_BEFORE = re.compile(r"(?:\btop|\bfound)\s*$", re.I)
 _SET_ASIDE = re.compile(r"\b(?:not|except|excluding|exclude|rather than|instead of|unlike|nor|ignore|ignoring|"
                         r"rule out|ruling out)\s+(?:doc(?:ument)?s?\s*(?:ids?)?\s*[=:#]?\s*)?#?(\d+)(?![\d.,]\d)|"
                         r"(?<![\d.,])(\d+)\s+(?:is|was|seems)\s+(?:not\b|irrelevant|unrelated|off[- ]topic)|"
-                        r"(?<![\d.,])(\d+)\b[^.;\n\d]{0,80}?\b(?:so|and)\s+(?:it|this one|that one)\s+"
-                        r"(?:is|was|seems)\s+"
-                        r"(?:not\b|irrelevant|unrelated|off[- ]topic)", re.I)  # "DocID 1960 …, so it is not relevant"
+                        r"(?<![\d.,])(\d+)\b[^.;\n\d]{0,80}?\b(?:so|and|,)\s+(?:(?:it|this one|that one)\s+)?"
+                        r"(?:is|was|seems)\s+(?:(?:therefore|thus|hence|so|also)\s+)?"
+                        r"(?:not\b|irrelevant|unrelated|off[- ]topic)", re.I)  # "DocID 1960 …, so it is not relevant",
+# "DocID 77 is about a different film and is not relevant"
 # "1 999" with 1999 shown: a space as thousands separator
 _SPACED_THOUSANDS = re.compile(r"(?<![\d,.])(\d{1,3})[ \u00a0\u202f](\d{3})(?![\d,.])")
 # the ids a reply settles on after weighing others: "the two needed are …", "so the relevant ones are …", "Answer:"
 _FINAL_IDS = re.compile(r"\b(?:(?:so\s+)?the\s+(?:\w+\s+){0,2}(?:needed|relevant|required|right|correct)(?:\s+(?:ones|"
                         r"documents|docs|ids|docids))?\s+(?:are|is)|(?:the\s+)?(?:documents|docs|ids|docids)(?:\s+"
-                        r"(?:needed|used|required))?\s+(?:are|is)|final (?:answer|list|ids)|answer)\s*:?", re.I)
+                        r"(?:needed|used|required))?\s+(?:are|is)|final (?:answer|list|ids)|answer)\b\s*:?", re.I)
+# docid_v4 (issue 34): a "Not relevant:" section sets its ids aside (to the next "Relevant:" header or the end);
+# documents the reply says it checked are no answer ("None. (I checked documents 1 through 40.)"); inline numbering
+# counting up from 1 ("1) 2950 2) 2951"); what the reply says before a self-correction ("wait, I meant DocID 404");
+# the two candidates "between 400 and 403"; prose numbers ("with 4 members", "sessions 3 and 4", "(1946)")
+_NOT_RELEVANT_SECTION = re.compile(r"\b(?:not\s+relevant|irrelevant|unrelated|excluded|rejected|ruled\s+out|"
+                                   r"discarded)(?:\s+(?:documents?|docs|docids|ids))?\s*:(?P<ids>.*?)"
+                                   r"(?=(?<!not\s)\brelevant(?:\s+(?:documents?|docs|docids|ids))?\s*:|$)",
+                                   re.I | re.S)
+_CHECKED = re.compile(r"\b(?:checked|looked\s+(?:at|through)|went\s+through|reviewed|searched|scanned|read)\b"
+                      r"[^.;\n]{0,40}?\d[^.;\n)]*", re.I)
+_NONE = re.compile(r"^\W*(?:none|nothing|no\s+(?:relevant\s+)?(?:documents?|docs|ids|docids|matches))\b", re.I)
+_INLINE_NUMBERING = re.compile(r"(?<![\w(])\(?(\d{1,2})\)(?=\s*\S)")
+_SELF_CORRECTION = re.compile(r"\b(?:wait|sorry|scratch that|i\s+meant|i\s+mean|correction|no,\s*actually)\b",
+                              re.I)
+_BETWEEN = re.compile(r"\bbetween\s+(?:doc(?:ument)?s?\s*(?:ids?)?\s*)?#?(\d+)\s+and\s+(?:doc(?:ument)?\s*(?:id)?\s*)?"
+                      r"#?(\d+)", re.I)
+_PROSE_NUMBERS = re.compile(r"\b(?:sessions?|seasons?|episodes?|chapters?|pages?|volumes?|parts?|acts?|scenes?|"
+                            r"rounds?|steps?|levels?|tracks?|issues?|games?|books?|weeks?|days?|months?)\s+"
+                            r"(?P<ids>\d+(?:\s*(?:,|and|&|or)\s*\d+)*)|\b(?:with|has|had|have|of|about|around|"
+                            r"over|nearly|almost|only)\s+(?P<count>\d+)\s+[a-z]+s\b|\((?P<year>(?:1[0-9]|20)\d\d)\)",
+                            re.I)
 _K_ECHO = re.compile(r"\bk\s*=\s*\d+", re.I)  # "k = 2": the question's parameter, no id
 # several ids set aside at once: "DocIDs 5, 9 and 12 are unrelated", "(5 and 9 are not relevant)"
 _SET_ASIDE_GROUP = re.compile(r"(?P<ids>\d+(?:\s*(?:,|and|&)\s*\d+)+)\s+(?:are|were|seem)\s+(?:not\b|irrelevant|"
@@ -113,7 +136,7 @@ def read_ids(reply: str | None, k: int, context_ids: set[int] | None = None, rul
              ) -> tuple[list[int], dict]:
     """The ids a reply names, first ``k`` unique, and what reading them dropped.
 
-    ``docid_v3`` (default): a JSON list of integers if the reply holds one (the later one when the reply revises it;
+    ``docid_v4`` (default): a JSON list of integers if the reply holds one (the later one when the reply revises it;
     a nested list flattened); else, after what the reply settles on ("the two needed are …") when it says so, the
     ``DocID N`` / ``#N`` mentions if there are any; else the bare numbers, skipping list numbering ("1. 40" → 40),
     counts ("Top 2: …", "2 documents", "2 are needed") and an echoed "k = 2", expanding ranges ("3-6", "1 through
@@ -141,6 +164,7 @@ def read_ids(reply: str | None, k: int, context_ids: set[int] | None = None, rul
                                                           {int(m.group(1)), int(m.group(2))} <= context_ids)
                                          else m.group(), text)
         text = _K_ECHO.sub(" ", text)
+        text, prose_aside = _prose_cleared(text, dropped)
         if final := list(_FINAL_IDS.finditer(text)):  # "… but I think the two needed are DocID 3 and DocID 27."
             tail = text[final[-1].end():]
             if re.search(r"\d", tail):
@@ -149,6 +173,7 @@ def read_ids(reply: str | None, k: int, context_ids: set[int] | None = None, rul
         aside = {int(next(g for g in groups if g)) for groups in _SET_ASIDE.findall(text)}
         for group in _SET_ASIDE_GROUP.finditer(text):
             aside.update(int(x) for x in re.findall(r"\d+", group.group("ids")))
+        aside |= prose_aside
         dropped["set_aside"] = [v for v in found if v in aside]
         found = [v for v in found if v not in aside]
     out: list[int] = []
@@ -165,6 +190,39 @@ def read_ids(reply: str | None, k: int, context_ids: set[int] | None = None, rul
             seen.add(value)
             out.append(value)
     return out, dropped
+
+
+def _blank(text: str, start: int, end: int) -> str:
+    return text[:start] + " " * (end - start) + text[end:]
+
+
+def _prose_cleared(text: str, dropped: dict) -> tuple[str, set[int]]:
+    """The reply with what names no chosen id blanked out (docid_v4), and the ids it sets aside by a section."""
+    aside: set[int] = set()
+    for m in _NOT_RELEVANT_SECTION.finditer(text):  # "Relevant: 501, 502\nNot relevant: 503, 504"
+        aside.update(int(x) for x in re.findall(r"\d+", m.group("ids")))
+        text = _blank(text, m.start(), m.end())
+    if _NONE.match(text):  # "None. (I checked documents 1 through 40.)"
+        for m in _CHECKED.finditer(text):
+            text = _blank(text, m.start(), m.end())
+    marks = list(_INLINE_NUMBERING.finditer(text))  # "1) 2950 2) 2951 3) 10": markers counting up from 1
+    if len(marks) >= 2 and [int(m.group(1)) for m in marks] == list(range(1, len(marks) + 1)):
+        for m in marks:
+            dropped["numbering"].append(int(m.group(1)))
+            text = _blank(text, m.start(), m.end())
+    if (cues := list(_SELF_CORRECTION.finditer(text))) and re.search(r"\d", text[cues[-1].end():]):
+        text = " " * cues[-1].end() + text[cues[-1].end():]  # "DocID 400 — wait, I meant DocID 404"
+    between = list(_BETWEEN.finditer(text))
+    rest = text
+    for m in between:
+        rest = _blank(rest, m.start(), m.end())
+    if between and re.search(r"\d", rest):  # "torn between 400 and 403; I'll go with 403"
+        text = rest
+    for m in _PROSE_NUMBERS.finditer(text):  # "with 4 members", "sessions 3 and 4", "(1946)"
+        group = next(g for g in ("ids", "count", "year") if m.group(g))
+        dropped["prose_years" if group == "year" else "counts"] += [int(x) for x in re.findall(r"\d+", m.group(group))]
+        text = _blank(text, m.start(group), m.end(group))
+    return text, aside
 
 
 _NESTED_LIST = re.compile(r"\[\s*(?:\[\s*\d[\d\s,]*\]\s*,?\s*)+\]")
@@ -290,6 +348,7 @@ def _done(ws: Workspace, run: str) -> set[tuple[str, str]]:
 def estimate(ws: Workspace, gateway: llm.Gateway, k: int = 10, rungs: list[str] | None = None,
              limit: int | None = None, name: str | None = None) -> dict:  # the id rule costs nothing
     """Calls, tokens and the cost upper bound of a localization run, before it starts."""
+    gateway, _ = structured.asking(gateway, structured.LOCALIZE)  # the calls the run will make (and their cache)
     prompt = protocol.load_prompt("localize")
     plan = _plan(ws, gateway, k, rungs, limit, name or default_name(gateway.model, k), prompt)
     dnf = [p for p in plan if p["messages"] is None]
@@ -308,10 +367,11 @@ def localize(ws: Workspace, gateway: llm.Gateway, k: int = 10, name: str | None 
     if id_rule not in ID_RULES:
         raise EmbSError(f"unknown id rule {id_rule!r}", fix=f"use one of: {', '.join(ID_RULES)}.")
     gateway.check_credentials()
+    gateway, asked = structured.asking(gateway, structured.LOCALIZE)  # ids under a JSON schema where supported
     prompt = protocol.load_prompt("localize")
     name = name or default_name(gateway.model, k)
     config = {"model": gateway.model, "k": k, "prompt_version": prompt.version, "prompt_sha": prompt.digest,
-              "id_rule": id_rule,
+              "id_rule": id_rule, **({"structured": True} if asked else {}),
               "window": gateway.window,
               "max_tokens": gateway.max_tokens, "temperature": gateway.temperature,
               provenance.LADDER_KEY: provenance.ladder_hashes(ladder_mod.load(ws))}
@@ -347,7 +407,7 @@ def _row(entry: dict, result: llm.CallResult, k: int, prompt_version: str, id_ru
         status = runs.DOES_NOT_FIT if result.status == llm.DOES_NOT_FIT else runs.ERROR
         return {"rung": entry["rung"], "qid": entry["qid"], "doc_ids": [], "scores": None, "status": status,
                 "detail": detail}
-    ids, dropped = read_ids(result.text, k, entry["context_ids"], id_rule)
+    ids, dropped = read_ids(structured.unwrap(structured.LOCALIZE, result.text), k, entry["context_ids"], id_rule)
     detail["audit"] = audit(result.text, ids, entry["context_ids"], entry["context"], dropped)
     detail["reply"] = (result.text or "")[:2000]
     return {"rung": entry["rung"], "qid": entry["qid"], "doc_ids": ids, "scores": None, "status": runs.OK,

@@ -20,6 +20,7 @@ import pyarrow as pa
 from emb_s_core import ladder as ladder_mod
 from emb_s_core import llm, protocol, provenance, runs
 from emb_s_core.errors import EmbSError
+from emb_s_core.llm import structured
 from emb_s_core.store import Workspace
 
 GLOBAL = "global"
@@ -150,6 +151,7 @@ def _plan(ws: Workspace, gateway: llm.Gateway, setting: str, context_run: str | 
 def estimate(ws: Workspace, gateway: llm.Gateway, setting: str = RAG, context_run: str | None = None, k: int = 5,
              rungs: list[str] | None = None, limit: int | None = None, name: str | None = None) -> dict:
     """Calls, tokens and the cost upper bound of a QA run, before it starts."""
+    gateway, _ = structured.asking(gateway, structured.QA)  # the calls the run will make (and their cache)
     prompt = protocol.load_prompt("qa")
     name = name or default_name(gateway.model, setting, context_run, k)
     plan = _plan(ws, gateway, setting, context_run, k, rungs, limit, name, prompt)
@@ -166,13 +168,14 @@ def answer(ws: Workspace, gateway: llm.Gateway, setting: str = RAG, context_run:
            progress: llm.ProgressFn | None = None) -> str:
     """Answer the ladder's queries in ``setting`` and store them as QA run ``name``; resumable."""
     gateway.check_credentials()
+    gateway, asked = structured.asking(gateway, structured.QA)  # the final answer in one field where supported
     prompt = protocol.load_prompt("qa")
     name = name or default_name(gateway.model, setting, context_run, k)
     plan = _plan(ws, gateway, setting, context_run, k, rungs, limit, name, prompt)
     k_stored = k if setting == RAG else 0
     config = {"model": gateway.model, "setting": setting, "context_run": context_run if setting == RAG else None,
               "k": k_stored, "prompt_version": prompt.version, "prompt_sha": prompt.digest,
-              "window": gateway.window,
+              "window": gateway.window, **({"structured": True} if asked else {}),
               "max_tokens": gateway.max_tokens, "temperature": gateway.temperature,
               provenance.LADDER_KEY: provenance.ladder_hashes(ladder_mod.load(ws))}
     _register(ws, name, gateway.model, setting, config["context_run"], k_stored, config)
@@ -190,7 +193,8 @@ def answer(ws: Workspace, gateway: llm.Gateway, setting: str = RAG, context_run:
             rows.append({"qa_run": name, "rung": p["rung"], "qid": p["qid"], "setting": setting,
                          "context_run": config["context_run"], "k": k_stored, "model": gateway.model,
                          "prompt_version": prompt.version, "context_ids": np.asarray(p["context_ids"], np.int64),
-                         "answer": result.text if result.status == llm.OK else None,
+                         "answer": structured.unwrap(structured.QA, result.text) if result.status == llm.OK
+                         else None,
                          "prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens,
                          "cost": result.cost, "status": result.status,
                          "detail": json.dumps({"cached": result.cached, "error": result.error,

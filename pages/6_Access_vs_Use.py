@@ -45,7 +45,7 @@ with widgets.guard():
 judges = list(dict.fromkeys([judge_mod.REFERENCE, *judged["judge"].dropna().astype(str).tolist()])) \
     if "judge" in judged else [judge_mod.REFERENCE]
 with c3:
-    judge = state.selectbox("Judge", judges, "judge")
+    judge = state.selectbox("Judge", judges, "judge", default=diagnose.default_judge(judges))
 with st.sidebar:
     st.markdown("**Thresholds**")
     k = int(state.selectbox("K (evidence in the top-K)", [str(x) for x in metrics.KS], "k", default="10"))
@@ -73,8 +73,9 @@ st.dataframe(summary, hide_index=True, width="stretch")
 widgets.table_downloads(summary, f"access_use_{by}", "access_use_table")
 # a judge is only as good as its measured agreement with human labels: shown beside its scores, as plain text
 with widgets.guard():
-    for line in diagnose.agreement_lines(ws, judge, t_u):
-        st.text(line)
+    for shown in diagnose.judges_to_compare(judge, judges):
+        for line in diagnose.agreement_lines(ws, shown, t_u):
+            st.text(line)
 
 st.subheader("Cases")
 quadrant = state.selectbox("Quadrant", list(diagnose.CASE_LISTS), "quadrant", default=diagnose.USE_FAILURE,

@@ -20,67 +20,26 @@ its own it credits a reply that names every candidate ("Annie Morton or Terry Ri
 - **entities** of a multi-entity answer: its parts split at commas, ``;``, ``&`` and ``and`` (of the canonical
   form, so "1,462" and "April 1, 1949" stay whole).
 
-Rule ``reference_v3`` (issue 22) adds, below the canonical forms: the reply's **final claim** (what follows its last
-correction: "X? No — Y", "at first X, but actually Y"), **refusals** (never an answer, never "no"), **hedges**
-(candidates joined by "or", or under two hedge markers), **lists** with extra members, the answer as a **modifier**
-("son of X") or as a candidate **considered** and dropped, **comparisons** naming both sides read by their
-comparative, **yes/no polarity** without the word, cased **short aliases and acronyms**, and **partial names**.
+Beyond these, the judge reads the reply's **final claim** (what follows its last correction: "X? No — Y", "at
+first X, but actually Y"), **refusals** (never an answer, never "no"), **hedges** (candidates joined by "or", or under
+two hedge markers, unless the gold itself offers "A or B"), **lists** with extra members (asides and appositives that
+describe a member are no members), the answer as a **modifier** ("son of X", "X's rival") or as a candidate
+**considered** and dropped, **comparisons** naming both sides read by their comparative (a side may be named by its
+surname or without its generic word: "Merbold", "Arthur's"), **yes/no polarity** without the word, cased **short
+aliases and acronyms**, **partial names** when one entity is asked, and **doubt** (:func:`doubt`: words of doubt or
+uncertainty, a turn to another name, a conditional, a later commitment elsewhere, a bound or estimate instead of the
+number, another date): an answer found and asserted but not stood behind is not credited.
 
-Rule ``reference_v4`` adds **doubt** (:func:`doubt`): every round of phrasings nobody had tuned to brought one more
-way to name the answer without standing behind it, so an answer found and asserted is still not credited when the
-reply casts doubt on it in any of a few general ways (a word of doubt from the first sentence naming the answer on,
-a turn to another name after it, a conditional around it, a later commitment to something else, a bound or
-estimate instead of the number, another month or day for the answer's year).
-
-Rule ``reference_v5`` (read on round 3 of the blind replies, measured on round 4) widens what counts as the same
-answer and narrows what counts as standing behind it, each as a class: a gold's **other forms** (the calendar day of
-LoCoMo's "the Tuesday before 20 July 2023", the part before a ";" explanation, a gold without its leading
-preposition or verb — "2021" for "In 2021", "10 July 1951" for "began 10 July 1951" —, a person without a middle
-name or a title inside the name, the last two words of a long name, "Likely yes/no" read as yes/no), **canonical
-forms** for bounds ("over 70" = "more than 70"), short year ranges ("1969–74"), "until", unit abbreviations
-("2 hrs"), "summer of 2022" and "April.2023"; **lists** read without their parenthetical asides, with appositives
-that describe the answer ("…, Albert Einstein's elder son, a hydraulic engineer") not counted as members and a
-list that starts after "with"; **comparisons** concluded mid-sentence ("…, so Live", "→ A"); **yes/no** for
-"same / different / both" questions read by what the reply says of them; and, against false credit, an alias the
-question already says ("Sun") or a partial name made of question words ("Party") is no answer, the answer as
-another's possessive ("X's rival, Y") or after "the <noun>" in "son of the shipbuilder X" is a modifier, "prefers
-Y over X" sets X aside, words of uncertainty ("not sure", "can't confirm") are doubt, "So Y." commits elsewhere, and
-an answer that came "later" in its sentence is not what a question about origins asks.
-
-Rule ``reference_v6`` (read on round 4, measured on round 5): "Answer: X" and a side named by its surname ("So
-Agnew died later.") conclude a comparison; a word of doubt that is the answer's own ("A Wrong Way to Love") casts
-none; a reply that ends by concluding with the answer ("So his place of birth is China.") is not held back by a turn
-in an earlier sentence; a possessive before a name is its owner, not a first name ("Tarantino's Hateful Eight");
-other forms: common short given names ("Bill Clinton"), a company without "Inc." or "& Co", a people's singular
-("Apalachee"), the country of a nationality gold, the name after title words ("Queen dowager Clarisse Renaldi"),
-"the week before D" as its seven days, "Presumably not"; canonical "mid-June", "'70s", "twenties", "a month",
-"years back"; a reply reasoning through other dates that ends on the answer's date has no conflicting date; list
-items that describe ("mainly to …", "later …") and what follows them are no members.
-
-Rule ``reference_v7``: a free-form gold of eight content words or more is covered when three quarters of them are in
-the reply (LoCoMo's sentence-long answers, retold in the reply's own words); shorter golds keep the old tolerance.
-
-Rule ``reference_v8`` (read on round 5, measured on round 6): a free-form gold's filler verbs ("have dinner …") need
-not be repeated, and "and" inside it no longer takes its one-word tolerance away; stems read "-ance/-ant"
-("intolerance" = "intolerant") and a short plural ("DVDs" = "DVD"); asides in parentheses and slashes
-("restoring/refurbishing") are read apart; "X was a son of Y" names Y when the parent is asked (an appositive
-"X, son of Y" still does not); "Football Club" is a suffix; a styled name ("Sir Francis Baring, 1st Baronet") may be
-given without its style unless the last numbered holder the reply names is another; "I'll say Y" commits; and "the
-1700s" is the 18th century (it read as the 8th).
-
-Rule ``reference_v9`` (read on round 6, measured on round 7): "twice", "thrice", "a decade" in numbers; a gold that
-itself offers "A or B" is no hedge; a turn that comes back to the answer ("Distillery (today's Lisburn Distillery)")
-or a "later" move after the first of something asked for is no doubt; a conclusion at the end of the answer's
-sentence that names something else ("…, so 1220") is; "could also be the …" and "wasn't sure" hedge; a list gold is
-covered member by member (each at least half found, a quarter of all words in other words), hyphenated words and
-split compounds ("board games" = "boardgames") read apart.
-
-Rule ``reference_v10`` (read on round 7, measured on round 8): a marked surname is the answer's side of a comparison
-("Zanussi … was born before Thom Andersen"); fixed-date holidays are dates ("Christmas Day, 1505"); a bare number
-answers "N <noun>" when the question asks for that noun and the reply's number stands alone ("40" for "40
-points", not "40 rebounds"); a possessive is read without its "'s" when deciding whether a turn names something new;
-an answer restated plainly in a later sentence is not held back by an earlier concessive; "only" answers no to a
-"both" question; a closing "The <noun> … is Y." commits to Y.
+Other forms of the same answer (:mod:`.names`, :mod:`.canonical`): dates in any common format, holidays and
+LoCoMo's relative days; numbers in digits or words, with separators, bounds, short year ranges, units and currency
+signs with a country's prefix ("US$59,039"); a number word joined to a title ("Slaughterhouse-Five" =
+"Slaughterhouse 5"); a person without a middle name or with a middle initial the gold lacks ("Brian T. Moynihan"),
+with the given names as initials ("C. W. Grafton"), with a common short given name ("Bill Clinton"), without a
+title or a style ("…, 1st Baronet"); a place's town, a country's people and back when a nationality is asked; a
+company without "Inc."; a gold without its leading preposition or verb, or without its "; because …" explanation;
+a bare number when the question names the unit. A free-form gold is **covered** (:func:`covers`) when its content
+words are in the reply (a sentence-long gold may have a quarter of them in other words; a list gold is read member
+by member). How each rule version came to be (v3 … v11) is in bench/RESULTS.md, with its figures.
 
 One module per reading, each importing only those above it: ``canonical`` (the canonical form, normalization, token
 F1) and ``words`` (shared vocabularies, the light stem); ``reply`` (clauses, negation, modifiers, the final claim);
@@ -98,6 +57,7 @@ from emb_s_core.answer_match.doubts import doubt
 from emb_s_core.answer_match.lists import entities, extra_items, extra_members
 from emb_s_core.answer_match.names import (
     YES_NO_LEAD, mark_truths, other_names, partial_names, plural_forms, relative_dates, shadowed, short_caps,
+    without_middle_initials,
 )
 from emb_s_core.answer_match.reply import (
     ALSO_POSSIBLE, CORRECTION, HEDGE_MARKER, Reply, final_claim, refusal, sentences,
@@ -109,5 +69,6 @@ __all__ = [
     "alternatives_for", "canon", "canon_f1", "canonical", "comparison_winner", "covers", "doubt", "entities",
     "extra_items", "extra_members", "final_claim", "fold", "mark_truths", "normalize", "other_names",
     "partial_names", "picked_side", "plural_forms", "question_alternatives", "question_words", "refusal",
-    "relative_dates", "sentences", "shadowed", "short_caps", "stem", "token_f1", "yes_no_polarity",
+    "relative_dates", "sentences", "shadowed", "short_caps", "stem", "token_f1", "without_middle_initials",
+    "yes_no_polarity",
 ]

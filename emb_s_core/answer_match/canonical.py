@@ -73,7 +73,10 @@ _ORDINAL = re.compile(r"\b(?:(\d+)(?:st|nd|rd|th)|(%s))\b(?:\s+(%s)\b)?" % ("|".
      "grade", "floor", "generation", "anniversary", "congress", "president", "amendment"))), re.I)
 _SEPARATED = re.compile(r"(?<![\d.,])(\d{1,3})((?:,\d{3})+)(?![\d]|[.,]\d)")
 _SCALED = re.compile(r"(?<![\d.,])(\d+(?:\.\d+)?)\s*(million|billion|thousand)\b", re.I)
-_CURRENCY = re.compile(r"([$€£])\s*(\d[\d,.]*)")
+# "$59,039", "US$59,039", "A$2 million": a country's prefix is part of the sign; the number ends on a digit (a full
+# stop after it is the sentence's) and keeps its scale word ("$2 million" = "2 million dollars")
+_CURRENCY = re.compile(r"(?:(?<![\w$])(?:US|U\.S\.|USD|AUD?|A|CAD?|C|NZ|HK|S|NT|R)\s?)?([$€£])\s*(\d(?:[\d,.]*\d)?)"
+                       r"(\s+(?:million|billion|thousand)\b)?")
 _CURRENCY_WORDS = {"$": "dollars", "€": "euros", "£": "pounds"}
 _UNITS = [(re.compile(p, re.I), w) for p, w in (
     (r"\b(?:usd|us dollars?|dollars?)\b", "dollars"), (r"\b(?:kilomet(?:er|re)s?|kms?)\b", "km"),
@@ -168,6 +171,7 @@ _BACK = re.compile(r"\b((?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|
 _ORDINAL_HYPHEN = re.compile(r"\b(\d+(?:st|nd|rd|th))\s*[-–]\s*(?=[a-z])", re.I)
 _GLUED = re.compile(r"(?<![\w.])(\d{1,2})([A-Z][a-z]{2,})")
 _INITIALS = re.compile(r"\b(?:[A-Z]\.\s?){2,}(?=\s*[A-Z])")
+_WORD_NUMBER = re.compile(r"(?<=[A-Za-z])-(?=\d+\b)")
 _CENTURY_OF = re.compile(r"\b1([0-9])00s\b")
 _NUMBER_RANGE = re.compile(r"(?<![\w.,])(\d+)\s*[-–—]\s*(\d+)(?![\w.,]\d)")
 _POSSESSIVE = re.compile(r"\b([A-Za-z]+)['’][sS]\b")  # "Majhli Didi's director": the name, then "s"
@@ -190,12 +194,13 @@ def canonical(text: str | None) -> str:
     text = _BACK.sub(r"\1 ago", text)  # "a few years back" = "a few years ago"
     text = _INITIALS.sub(lambda m: " ".join(re.findall(r"[A-Z]", m.group())) + " ", text)  # "J.R.R." = "J. R. R."
     text = _CENTURY_OF.sub(lambda m: f"{int('1' + m.group(1)) + 1}th century", text)  # "the 1400s" = "15th century"
-    text = _CURRENCY.sub(lambda m: f"{m.group(2)} {_CURRENCY_WORDS[m.group(1)]}", text)
+    text = _CURRENCY.sub(lambda m: f"{m.group(2)}{m.group(3) or ''} {_CURRENCY_WORDS[m.group(1)]}", text)
     for pattern in _DATES:
         text = pattern.sub(_date_sub, text)
     text = _SEPARATED.sub(lambda m: m.group(1) + m.group(2).replace(",", ""), text)
     text = _SCALED.sub(lambda m: str(int(round(float(m.group(1)) * _SCALES[m.group(2).lower()]))), text)
     text = _NUMBER_WORDS.sub(_number_words_sub, text)
+    text = _WORD_NUMBER.sub(" ", text)  # "Slaughterhouse-Five" = "Slaughterhouse-5" = "Slaughterhouse 5"
     text = _DECADES.sub(lambda m: f"{10 * int(m.group(1))} years", text)  # "a decade" = "10 years"
     text = _ORDINAL_HYPHEN.sub(r"\1 ", text)  # "16th-century", "16th - century" = "16th century"
     text = _ORDINAL.sub(_ordinal_sub, text)

@@ -71,6 +71,17 @@ _LEADING_PREPOSITION = re.compile(r"^(?:(?:began|begun|started|built|founded|est
                                   r"around|about|from)\s+)(?=\S)", re.I)  # "began 10 July 1951", "built in …"
 
 
+_MIDDLE_INITIALS = re.compile(r"\b([A-Z][a-z]+)\s+(?:[A-Z]\.\s*){1,2}(?=[A-Z][a-z])")
+
+
+def without_middle_initials(reply_text: str, truths: list[str]) -> str:
+    """The reply with middle initials read away ("Brian T. Moynihan" = "Brian Moynihan") when no truth has one: a
+    truth that has one ("George W. Bush") is matched as written."""
+    if any(re.search(r"(?:^|\s)[A-Z]\.(?:\s|$)", fold(t)) for t in truths):
+        return reply_text
+    return _MIDDLE_INITIALS.sub(r"\1 ", reply_text)
+
+
 def other_names(truth: str, question: str | None) -> list[str]:
     """Other names of the same answer that the question's kind allows: the town of "Montreal, Quebec" when a place is
     asked (never the region alone); "Indian" for "India", "USA" for "United States" (and back) when a nationality or
@@ -129,6 +140,10 @@ def other_names(truth: str, question: str | None) -> list[str]:
         out.append(folded[:-1])  # "Apalachee" for "Apalachees"
     if _person_like(folded) and re.search(r"\s[A-Z]\.\s", folded):
         out.append(re.sub(r"\s[A-Z]\.(?=\s)", "", folded))  # "Henry Kaiser" for "Henry J. Kaiser"
+    if _person_like(folded) and len(words) >= 3 and words[-1].lower().rstrip(".") not in _GENERATIONS and \
+            all(re.fullmatch(r"[A-Z][a-z]+", w) and w.lower() not in _PARTICLES | _TITLES for w in words[:-1]):
+        out.append(" ".join(f"{w[0]}." for w in words[:-1]) + f" {words[-1]}")  # "C. W. Grafton" for "Cornelius
+        # Warren Grafton": the given names as initials (only two or more, and all of them)
     return list(dict.fromkeys(o for o in out if canon(o) and canon(o) != canon(folded)))
 
 

@@ -52,7 +52,8 @@ _TITLES = frozenset({"mr", "mrs", "ms", "dr", "sir", "lord", "lady", "saint", "s
                      "senator", "governor", "bishop", "reverend", "rev", "chief", "count", "duke", "earl", "baron"})
 _GENERIC = frozenset({"college", "university", "school", "company", "county", "river", "island", "church", "hospital",
                       "airport", "stadium", "inc", "fc", "ltd", "corporation", "academy", "institute", "lake",
-                      "mountain", "province", "district", "city", "band", "group", "records"})
+                      "mountain", "province", "district", "city", "band", "group", "records", "magazine", "newspaper",
+                      "journal"})
 
 _SUFFIXES = ("ational", "ations", "ation", "ically", "ical", "ities", "ity", "ingly", "ing", "edly", "ed", "ers", "er",
              "ies", "es", "ness", "ments", "ment", "ful", "s", "ly", "al", "ic")

@@ -26,8 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     _add_scope(p)
     p.add_argument("-k", type=int, default=10, help="ids asked for and kept (default 10)")
     p.add_argument("--name", default=None, help="run name (default localize:MODEL@K)")
-    p.add_argument("--id-rule", choices=("docid_v3", "raw_integers_v1"), default="docid_v3",
-                   help="how replies are read: docid_v3 (DocID mentions / JSON list first, numbering and counts "
+    p.add_argument("--id-rule", choices=("docid_v4", "raw_integers_v1"), default="docid_v4",
+                   help="how replies are read: docid_v4 (DocID mentions / JSON list first, numbering and counts "
                         "skipped, ids not shown dropped; default) or raw_integers_v1 (the paper's: every integer)")
     p.set_defaults(func=cmd_localize, default_max_tokens=64)
 
@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--list", action="store_true", help="list the QA runs and stop")
     p.set_defaults(func=cmd_qa, default_max_tokens=32)
 
-    p = sub.add_parser("judge", help="score QA answers 0-5 (reference match offline, or an LLM judge)")
+    p = sub.add_parser("judge", help="score QA answers 0-5 (reference match or the learned judge offline, or an LLM judge)")
     add_workspace(p, writes=True)
     p.add_argument("--qa-run", required=True)
     add_model_options(p, default="reference", flag="--judge")
@@ -56,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_workspace(p)
     p.add_argument("--access-run", required=True, help="retrieval or localization run")
     p.add_argument("--qa-run", required=True)
-    p.add_argument("--judge", default="reference", help="judge name (reference or llm:MODEL)")
+    p.add_argument("--judge", default="reference", help="judge name (reference, learned or llm:MODEL)")
     p.add_argument("-k", type=int, default=10, help="K of SR@K for access (default 10)")
     p.add_argument("--access-threshold", type=float, default=1.0, help="accessed iff SR@K >= this (default 1.0)")
     p.add_argument("--score-threshold", type=float, default=4, help="answered well iff score >= this (default 4)")
@@ -147,15 +147,18 @@ def cmd_judge(args: argparse.Namespace) -> int:
     ws = Workspace(args.workspace)
     rungs = parse_list(args.rungs)
     gw = None
-    if args.judge != judge.REFERENCE:
+    if args.judge not in judge.OFFLINE:
         gw = gateway_from_args(args, ws, args.judge)
         todo = judge.pending(ws, args.qa_run, args.judge, args.repeats, rungs, args.limit)
         prompt = protocol.load_prompt("judge")
         batch = [judge.judge_messages(prompt, q, t, a) for q, t, a in
                  zip(todo["question"], todo["true_answer"], todo["answer"])]
-        print_estimate(gw.estimate(batch, salts=[int(r) or None for r in todo["repeat"]]))
+        from emb_s_core.llm import structured
+
+        asking, _ = structured.asking(gw, structured.JUDGE)  # the calls the run will make (and their cache)
+        print_estimate(asking.estimate(batch, salts=[int(r) or None for r in todo["repeat"]]))
     elif args.estimate:
-        print("estimate: the reference-match judge makes no model call (cost $0)")
+        print(f"estimate: the {args.judge} judge makes no model call (cost $0)")
     if args.estimate:
         return 0
     name = judge.judge(ws, args.qa_run, args.judge, gw, args.repeats, rungs, args.limit, progress=print_progress)

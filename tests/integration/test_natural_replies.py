@@ -86,7 +86,7 @@ def test_diagnose_gives_the_true_quadrants_on_every_rung(ws, monkeypatch, capsys
     counts = expected.groupby(["rung", "want"]).size()
     for row in got.itertuples():
         assert row.n == counts.get((row.rung, row.quadrant), 0)
-    assert "agreement: judge reference (reference_v10)" in err and "held-out" in err
+    assert "agreement: judge reference (reference_v11)" in err and "held-out" in err
     # the replies are ones the paper's raw integer rule misreads: under it, true access would be lost in many cells
     from emb_s_core import localize, runs
 

@@ -333,14 +333,37 @@ def test_access_vs_use_shows_judge_agreement_and_labels_an_answer(use_ws, monkey
     at = run_page("6_Access_vs_Use.py", params)
     assert_clean(at)
     lines = [t.value for t in at.text]
-    assert any("judge reference (reference_v10)" in t and "false credit" in t and "held-out" in t for t in lines)
+    assert any("judge reference (reference_v11)" in t and "false credit" in t and "held-out" in t for t in lines)
     at.radio(key="label_verdict").set_value("right")
     at.button(key="label_save").click().run()
     assert_clean(at)
     got = labels.load_labels(Workspace(tmp_path / "ws"))
     assert got[["qid", "correct"]].values.tolist() == [["g01", True]]  # the use failure, labelled right
     at = run_page("6_Access_vs_Use.py", params)
-    assert any("this workspace's labels" in t.value and "false reject 100.0% of 1 right" in t.value for t in at.text)
+    assert any("this workspace's labels" in t.value and "false reject 100.0% [" in t.value and "of 1 right" in t.value
+               for t in at.text)  # with its interval (issue 34)
+
+
+def test_access_vs_use_opens_on_an_llm_judge_and_shows_both_judges(use_ws, monkeypatch, tmp_path):
+    """Issue 34 §4: with an LLM judge configured the page defaults to it and shows both judges' agreement; the
+    reference judge's first line says how many right answers it is measured to reject."""
+    import shutil
+
+    from emb_s_core import judge, llm
+    from testkit.use_bank import scripted
+
+    monkeypatch.setenv("EMB_S_DATA", str(tmp_path))
+    shutil.copytree(use_ws, tmp_path / "ws")
+    ws = Workspace(tmp_path / "ws")
+    scripted(monkeypatch, lambda m: "Score: 4")
+    judge.judge(ws, "qa1", "gpt-4o-mini", llm.Gateway.for_workspace(ws, "gpt-4o-mini", params={"mock_response": "x"}))
+    at = run_page("6_Access_vs_Use.py", {"ws": str(tmp_path / "ws"), "run": "oracle", "qa": "qa1"})
+    assert_clean(at)
+    assert at.selectbox(key="url_judge").value == "llm:gpt-4o-mini"
+    lines = [t.value for t in at.text]
+    assert any(t.startswith("judge llm:gpt-4o-mini") for t in lines)  # not measured yet, and says so
+    assert any("measured to reject" in t for t in lines)  # the reference judge beside it
+    assert any("judge reference (reference_v11)" in t and "blind_r8" in t for t in lines)
 
 
 def test_drilldown_shows_the_answers_judges_and_labels_one(use_ws, monkeypatch, tmp_path):

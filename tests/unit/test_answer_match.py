@@ -469,3 +469,30 @@ def test_classes_read_on_the_blind_rounds(question, gold, aliases, reply, credit
     """Phrasings of our own, one class each, for what each rule version learned from a round it read."""
     got = judge.reference_score(reply, gold, aliases, question=question)
     assert (got["score"] >= 4) == credited, got
+
+
+# v11, the surface forms issue 34 lists as classes (fictional names): (question, gold, aliases, reply, credited)
+V11_CASES = [
+    ("What was Tarn's median household income?", "$41,207", [], "US$41,207", True),  # a country's prefix
+    ("What was Tarn's median household income?", "$41,207", [], "It was US$41,207.", True),
+    ("What was the film's budget?", "A$3 million", [], "About 3 million dollars.", True),  # a sign with a scale word
+    ("What was Tarn's median household income?", "$41,207", [], "US$41,270", False),
+    ("Who chairs the Tarn Bank?", "Ola Simms", [], "Ola T. Simms", True),  # a middle initial the gold lacks
+    ("Who chairs the Tarn Bank?", "Ola Simms", [], "The chair is Ola T. Simms.", True),
+    ("Who chairs the Tarn Bank?", "Ola R. Simms", [], "Ola T. Simms", False),  # the gold's own initial is read
+    ("Which novel did Ola Simms write?", "Harbour-Five", [], "Harbour 5", True),  # number word joined to a title
+    ("Which novel did Ola Simms write?", "Harbour 5", [], "It is Harbour-Five.", True),
+    ("Which novel did Ola Simms write?", "Harbour-Five", [], "Harbour 6", False),
+    ("Who wrote the Tarn ballads?", "Ian Maren Tor", [], "I. M. Tor wrote them.", True),  # given names as initials
+    ("Who wrote the Tarn ballads?", "Ian Maren Tor", [], "I. K. Tor wrote them.", False),
+    ("Which magazine was started first, Ola's Magazine or First for Tarn?", "Ola's Magazine", [],
+     "Ola's was started first.", True),  # a side without its generic word
+    ("Which magazine was started first, Ola's Magazine or First for Tarn?", "Ola's Magazine", [],
+     "First for Tarn was started first.", False),
+]
+
+
+@pytest.mark.parametrize("question,gold,aliases,reply,credited", V11_CASES)
+def test_surface_forms_read_as_classes(question, gold, aliases, reply, credited):
+    got = judge.reference_score(reply, gold, aliases, question=question)
+    assert (got["score"] >= 4) == credited, got

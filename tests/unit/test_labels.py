@@ -112,3 +112,34 @@ def test_query_answers_joins_every_judge_and_names_the_disagreeing_one(ws, monke
     assert got["label"].tolist() == [False, False]
     assert drilldown.query_answers(ws, other)["label"].isna().all()  # the label is this query's only
     assert drilldown.query_answers(ws, "nope").empty
+
+
+def test_agreement_leads_with_unseen_replies_per_dataset_with_intervals():
+    """Issue 34 §4: the figure on replies the rules never saw comes first, per dataset, with n and a 95% interval;
+    the template items are labelled as such; the reference judge's line says how many right answers it rejects."""
+    from emb_s_core import diagnose
+
+    df = labels.agreement(None, judge.REFERENCE, 4)
+    assert df.iloc[0]["labelled_set"] == labels.BLIND_SET and df.iloc[0]["dataset"] == labels.ALL
+    blind = df[df["labelled_set"] == labels.BLIND_SET]
+    assert set(blind["dataset"]) == {labels.ALL, "hotpotqa", "musique", "2wiki", "locomo"}
+    per = blind[blind["dataset"] != labels.ALL]
+    assert per["n"].sum() == blind.iloc[0]["n"]  # the datasets partition the set
+    for r in df.itertuples():
+        if r.n_right:
+            assert r.false_reject_low <= r.false_reject <= r.false_reject_high
+    assert "template items" in labels.PACKAGED_SET
+    lines = diagnose.agreement_lines(None, judge.REFERENCE)
+    assert "measured to reject 15%" in lines[0] and "of 269" in lines[0]
+    assert any(line.startswith("    locomo: ") and "[" in line for line in lines)
+    assert labels.wilson(0, 10)[0] == 0 and 0 < labels.wilson(0, 10)[1] < 0.35
+
+
+def test_an_llm_judge_is_the_default_and_both_judges_are_compared():
+    from emb_s_core import diagnose
+
+    assert diagnose.default_judge(["reference"]) == "reference"
+    assert diagnose.default_judge(["reference", "learned", "llm:gpt-4o"]) == "llm:gpt-4o"
+    assert diagnose.judges_to_compare("llm:gpt-4o", ["reference", "llm:gpt-4o"]) == ["llm:gpt-4o", "reference"]
+    assert diagnose.judges_to_compare("reference", ["reference", "llm:gpt-4o"]) == ["reference", "llm:gpt-4o"]
+    assert diagnose.judges_to_compare("reference", ["reference"]) == ["reference"]

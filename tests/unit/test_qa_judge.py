@@ -247,7 +247,7 @@ def test_reference_and_llm_judges_with_agreement(ws, monkeypatch):
     judge.judge(ws, name, "gpt-4o-mini", gw(ws, max_tokens=4), repeats=2)
     assert calls["n"] == 24
     raw = judge.load_judgments(ws, ["llm:gpt-4o-mini"], [name])
-    assert raw["prompt_version"].eq("judge_v2").all() and len(raw) == 24
+    assert raw["prompt_version"].eq("judge_v2+schema").all() and len(raw) == 24  # gpt-4o-mini takes a JSON schema
 
 
 def test_judge_bad_inputs(ws):
@@ -435,3 +435,37 @@ def test_judge_parser_round_eight_classes(reply, score):
 
 def test_localization_ignores_an_echoed_k_and_reads_the_ids_named_after_it():
     assert localize.canonicalize("Looking at it, k = 2, and the documents are 7 and 40.", 2, {2, 7, 31, 40}) == [7, 40]
+
+
+@pytest.mark.parametrize("reply,score", [  # issue 34: overall scores after criteria, "N of 5", conclusions, hedges
+    ("Correctness: 5/5. Completeness: 3/5. Overall: 4", 4),
+    ("Accuracy - 5\nCompleteness - 3\nFinal: 4", 4),
+    ("Relevance: 2/5, Precision: 4/5. Total: 3", 3),
+    ("Correctness: 5/5. Completeness: 3/5.", None),  # criteria without an overall score
+    ("Points: 1 of 5", 1),
+    ("zero", 0),
+    ("The answer names another person, so zero.", 0),
+    ("The surname is right. (A 5 would require the full name; giving 4.)", 4),
+    ("I'd say 4, maybe 5", None),
+    ("I'd give it a 3, maybe 4", None),
+    ("I'd give it a 3.", 3),
+])
+def test_judge_parser_issue_34_classes(reply, score):
+    assert judge.parse_score(reply) == score
+
+
+@pytest.mark.parametrize("reply,ids", [  # issue 34: localization replies that need no guessing
+    ("Relevant: 501, 502\nNot relevant: 503, 504", [501, 502]),
+    ("Irrelevant documents: 503. Relevant documents: 501", [501]),
+    ("DocID 77 is about a different film and is not relevant. DocID 12 answers it.", [12]),
+    ("DocID 12 answers it; DocID 77 is about a different film, so it is not relevant.", [12]),
+    ("None. (I checked documents 1 through 40.)", []),
+    ("1) 2950 2) 2951 3) 10", [2950, 2951, 10]),
+    ("DocID 400 — wait, I meant DocID 404", [404]),
+    ("I was torn between 400 and 403; DocID 403 it is.", [403]),
+    ("The band with 4 members is in DocID 12.", [12]),
+    ("Sessions 3 and 4 discuss it: DocID 12.", [12]),
+    ("The film (1946) is described in 12 and 30.", [12, 30]),
+])
+def test_localization_issue_34_classes(reply, ids):
+    assert localize.read_ids(reply, 3, set(range(1, 3000)))[0] == ids
