@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import navigation
+from ui import navigation, widgets
 
 st.set_page_config(page_title="EMB-S Diagnostics", page_icon="🔎", layout="wide")
-st.navigation([st.Page(str(p.path), title=p.title, url_path=p.url_path, default=(i == 0))
-               for i, p in enumerate(navigation.pages())]).run()
+pages = st.navigation([st.Page(str(p.path), title=p.title, url_path=p.url_path, default=(i == 0))
+                      for i, p in enumerate(navigation.pages())])
+with widgets.page_guard():  # a damaged workspace is one line naming the table and the way back
+    pages.run()

@@ -125,11 +125,28 @@ def _prior_import(ws: Workspace, bank: Bank, fmt: str, sha256: str) -> ImportRep
     return None
 
 
+def _check_id_room(bank: Bank, offset: int, largest: int | None, path: str | Path) -> None:
+    """Refuse, before anything is written, an import whose renumbered ids would pass the 64-bit range (they would
+    wrap to negative values and one id would name two documents)."""
+    if not bank.renumber:
+        return
+    docs = bank.documents
+    local_max = int(docs.ids.max()) if isinstance(docs, DocumentStream) and len(docs.ids) else \
+        max((int(d.doc_id) for d in docs), default=-1) if not isinstance(docs, DocumentStream) else -1
+    if local_max >= 0 and offset + local_max > validate.INT64_MAX:
+        raise EmbSError(f"the workspace's largest doc id is {largest:,}: the {local_max + 1:,} documents of this "
+                        f"import would need ids up to {offset + local_max:,}, past the 64-bit range "
+                        f"({validate.INT64_MAX:,})", where=str(path),
+                        fix="import into a new workspace, or renumber the native bank's documents with smaller ids "
+                            "(ids need not be large, only unique).")
+
+
 def _add_bank(ws: Workspace, bank: Bank, *, fmt: str, path: str | Path, sha256: str,
               progress: bool = False) -> ImportReport:
     existing_ids = _existing_doc_ids(ws)
     docs = bank.documents
     offset = int(existing_ids.max()) + 1 if bank.renumber and len(existing_ids) else 0
+    _check_id_room(bank, offset, int(existing_ids.max()) if len(existing_ids) else None, path)
     encoding = encoding_of(ws)
     if isinstance(docs, DocumentStream):  # ids and domains known before the texts are read again
         doc_ids = docs.ids + offset

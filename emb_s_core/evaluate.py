@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -18,7 +19,7 @@ import pandas as pd
 from emb_s_core import bank, ladder as ladder_mod, runs, retrievers, twin
 from emb_s_core.errors import EmbSError
 from emb_s_core.progress import counted
-from emb_s_core.retrievers.base import MEASURED, QueryPools
+from emb_s_core.retrievers.base import EMBEDDINGS, MEASURED, QueryPools
 from emb_s_core.retrievers.hybrid import Hybrid
 from emb_s_core.store import Workspace
 
@@ -176,7 +177,24 @@ def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, config: dict
         if existing["config"] != config and {**existing["config"], "ladder": config["ladder"],
                                              **({"k_per_rung": clamped} if clamped else {})} == config:
             runs.update_config(ws, name, config)
-    runs.create_run(ws, name, "retriever", config["spec"], config)
+    ws.check_writable(["runs", "results"])  # never register a run that could not store its results
+    from emb_s_core.sources.validate import check_name
+
+    check_name(name, "run name")
+    pending = existing is None  # a new run is registered with its first stored results, never before them
+
+    def store(write: Callable[[], None]) -> None:
+        nonlocal pending
+        if pending:  # one transaction: a run that failed before any result (a damaged table) leaves no trace
+            with ws.transaction():
+                runs.create_run(ws, name, "retriever", config["spec"], config)
+                write()
+            pending = False
+        else:
+            write()
+
+    if not pending:
+        runs.create_run(ws, name, "retriever", config["spec"], config)  # a resume: the same configuration
 
     done = runs.finished(ws, name)
     need: dict[str, tuple[str, ...]] = {}
@@ -188,6 +206,8 @@ def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, config: dict
     stage = counted("ranking", total, "(rung, query) pairs")
     measure = retriever.can(MEASURED) and not runs.measurements(ws, name)
     if not total and not measure:
+        if pending:
+            runs.create_run(ws, name, "retriever", config["spec"], config)
         if progress:
             progress(stage, 1.0)
         return name
@@ -200,6 +220,9 @@ def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, config: dict
     if measure:  # an approximate run is never silently approximate: its recall is stored before any ranking
         values = retriever.measurements({r.name: r.doc_ids for r in selected},
                                         {r.name: texts.loc[list(r.qids)].to_dict() for r in selected})
+        if pending:  # measured, so the workspace reads: the run and then its recall
+            runs.create_run(ws, name, "retriever", config["spec"], config)
+            pending = False
         runs.save_measurements(ws, name, values)
     members = {r.name: r.doc_ids for r in selected}
     groups: dict[tuple[str, ...], list[str]] = {}
@@ -222,7 +245,7 @@ def _run(ws: Workspace, retriever: retrievers.Retriever, name: str, config: dict
                     ranked.update(retriever.rank_each(batch_texts, each, depth))
             rows = [{"rung": rn, "qid": qid, "doc_ids": rk.ids[i], "scores": rk.scores[i]}
                     for rn, rk in ranked.items() for i, qid in enumerate(batch)]
-            runs.save_results(ws, name, rows)
+            store(lambda: runs.save_results(ws, name, rows))
             finished += len(rows)
             if progress:
                 progress(stage, finished / total)
@@ -234,11 +257,92 @@ _LIVE: dict[tuple, Any] = {}
 _LIVE_LOCK = threading.RLock()  # re-entered: a fusion's parts are prepared through it
 
 
+#: first-use costs of a live retriever, measured on the demo bank (4,614 documents, 1.31M text tokens) on 2 shared CPU
+#: cores (bench/RESULTS.md, "Live box: what a retriever costs before it runs"); estimates, stated as such
+MODEL_LOAD_S = 20.0  # loading MiniLM-L6 through sentence-transformers: 14-18 s there
+EMBED_DOCS_PER_S = 20.0  # MiniLM-L6 embedding the demo's documents: 4,614 in 3 min 47 s
+BM25_TOKENS_PER_S = 700_000.0  # BM25 indexing the demo bank: 1.8 s
+READY, LOADS, EMBEDS = "ready", "loads", "embeds"
+
+
+@dataclass(frozen=True)
+class LiveCost:
+    """What a live retriever costs before it runs: ``state`` READY (prepared in this server process: milliseconds),
+    LOADS (its first question loads a model or an index from the workspace's caches, about ``seconds``) or EMBEDS (a
+    model with no run here: its ``to_embed`` documents probably have no cached vectors, which ``emb-s eval`` makes;
+    a live query would load the model and then refuse)."""
+
+    spec: str
+    state: str
+    seconds: float
+    to_embed: int
+    note: str
+
+    @property
+    def estimate(self) -> str:
+        """The first-use estimate in words ("about 20 s")."""
+        return about(self.seconds)
+
+    @property
+    def at_once(self) -> bool:
+        """Whether it may run on Enter (its cost said first): ready, or loading what the workspace has cached. One that
+        would embed the bank waits for an explicit go: a page must not start minutes of work unasked."""
+        return self.state != EMBEDS
+
+
+def about(seconds: float) -> str:
+    return f"about {seconds:.0f} s" if seconds < 90 else f"about {seconds / 60:.0f} min"
+
+
+def live_cost(ws: Workspace, spec: str, **options: Any) -> LiveCost:
+    """:class:`LiveCost` of ``spec`` on ``ws``, found without loading any model: a retriever part that embeds is
+    taken as cached when the workspace holds a retriever run of it (``eval`` caches every document's vectors)."""
+    if _live_key(ws, spec, options) in _LIVE:
+        return LiveCost(spec, READY, 0.0, 0, f"{spec}: loaded, milliseconds per question")
+    try:
+        r = retrievers.get(spec, **options)  # constructing one loads nothing
+    except EmbSError:  # a spec no retriever answers to: the live query says why, in its own place
+        return LiveCost(spec, LOADS, 0.0, 0, "")
+    parts = list(r.parts) if isinstance(r, Hybrid) else [r]
+    listed = runs.list_runs(ws)
+    done = set(listed.loc[listed["kind"] == "retriever", "system"].dropna().astype(str))
+    done |= {p.spec for s in done if s.startswith("hybrid:") for p in _parts_of(s)}
+    info = bank.info(ws)
+    n_docs, n_tokens = int(info["documents"]), int(info["tokens"])
+    vectors = [p for p in parts if p.can(EMBEDDINGS)]
+    seconds = sum(MODEL_LOAD_S for _ in vectors) + sum(n_tokens / BM25_TOKENS_PER_S for p in parts
+                                                        if not p.can(EMBEDDINGS))
+    uncached = [p.spec for p in vectors if p.spec not in done and _live_key(ws, p.spec, options) not in _LIVE]
+    if uncached:
+        embed = n_docs / EMBED_DOCS_PER_S
+        return LiveCost(spec, EMBEDS, seconds + embed, n_docs,
+                        f"{spec}: {', '.join(uncached)} has no run on this workspace, so its {n_docs:,} documents "
+                        f"({n_tokens:,} tokens) have no cached vectors to search: embedding them first takes "
+                        f"{about(embed)} at MiniLM-L6's rate on 2 CPU cores (more on a busy machine), plus up to "
+                        f"{about(seconds)} to load. Run `emb-s eval --workspace {ws.cli} --retriever {spec}` once; live questions "
+                        "then take milliseconds.")
+    what = "the model and its cached vectors" if vectors else "an index of the bank"
+    return LiveCost(spec, LOADS, seconds, 0,
+                    f"{spec}: the first question loads {what}, up to {about(seconds)} once; then milliseconds")
+
+
+def _parts_of(spec: str) -> list[retrievers.Retriever]:
+    try:
+        r = retrievers.get(spec)
+    except EmbSError:  # a run of a retriever this version cannot name: nothing to learn from it
+        return []
+    return list(r.parts) if isinstance(r, Hybrid) else [r]
+
+
+def _live_key(ws: Workspace, spec: str, options: dict[str, Any]) -> tuple:
+    return (str(ws.path), ws.table_versions().get("documents"), spec, tuple(sorted(options.items())))
+
+
 def prepared(ws: Workspace, spec: str, **options: Any) -> retrievers.Retriever:
     """A retriever prepared over the whole bank from what the workspace has cached, kept per (workspace, bank
     version, spec, options) in-process. A dense retriever whose document vectors ``eval`` has not cached yet is an
     EmbSError (embedding a bank takes minutes; it belongs in ``emb-s eval``, not in a page request)."""
-    key = (str(ws.path), ws.table_versions().get("documents"), spec, tuple(sorted(options.items())))
+    key = _live_key(ws, spec, options)
     with _LIVE_LOCK:
         if key not in _LIVE:
             r = _checked_retriever(spec, options)
@@ -263,9 +367,14 @@ _LADDERS: dict[tuple, Any] = {}
 
 
 def _ladder(ws: Workspace):
+    """Every ladder the workspace holds (built, official and the twin), loaded once per membership version."""
     key = (str(ws.path), ws.table_versions().get("rung_members"))
     if key not in _LADDERS:
-        _LADDERS[key] = ladder_mod.load(ws)
+        lad = ladder_mod.load_all(ws)
+        if lad is None:
+            raise EmbSError(f"the workspace {ws.path} has no ladder yet",
+                            fix=f"run `emb-s ladder build --workspace {ws.cli}` first.")
+        _LADDERS[key] = lad
     return _LADDERS[key]
 
 
@@ -275,6 +384,10 @@ def live_query(ws: Workspace, spec: str, text: str, rung: str, k: int = 10, **op
     it, so a query takes milliseconds."""
     if not text or not text.strip():
         raise EmbSError("the question is empty", fix="type a question.")
+    if ladder_mod.kind_of(rung) == ladder_mod.BENIGN:
+        raise EmbSError(f"{rung} is a benign-twin rung: its pools are made for the bank's queries (their near misses "
+                        "removed), so a typed question has no twin pool",
+                        fix="search a rung of the built or official ladder; the twin's scores are in the stored runs.")
     r = _ladder(ws).rung(rung)
     ranking = prepared(ws, spec, **options).rank([text], {rung: r.doc_ids}, k)[rung]
     return pd.DataFrame({"rank": np.arange(1, ranking.ids.shape[1] + 1), "doc_id": ranking.ids[0],

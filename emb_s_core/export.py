@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shutil
 import time
 import warnings
@@ -37,6 +38,36 @@ def _is_count(name: object) -> bool:
     return name == "n" or name.startswith("n_") or name in COUNT_COLUMNS
 
 
+#: first characters that make a spreadsheet read a cell as a formula (OWASP "CSV injection")
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def csv_cell(value: Any) -> Any:
+    """A text cell a spreadsheet would run as a formula (``=HYPERLINK(…)``, ``@SUM(…)``, ``-2+3``) with a ``'``
+    in front, as OWASP advises; numbers and other text unchanged. :func:`csv_uncell` undoes it on import."""
+    if isinstance(value, str) and value.startswith(FORMULA_START) and not _NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
+def csv_uncell(value: Any) -> Any:
+    """The text :func:`csv_cell` escaped, as it was."""
+    if isinstance(value, str) and value[:1] == "'" and value[1:2] and value[1] in "".join(FORMULA_START):
+        return value[1:]
+    return value
+
+
+def csv_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with every text cell passed through :func:`csv_cell` (numeric columns untouched), for ``to_csv``."""
+    out = df.copy()
+    for column in out.columns:
+        if out[column].dtype == object or pd.api.types.is_string_dtype(out[column]):
+            out[column] = out[column].map(csv_cell)
+    out.columns = [csv_cell(str(c)) for c in out.columns]
+    return out
+
+
 def _counts_as_integers(df: pd.DataFrame) -> pd.DataFrame:
     """Float count columns whose values are all whole numbers become nullable integers (missing stays missing)."""
     out = df
@@ -59,7 +90,7 @@ def table_to(df: pd.DataFrame, fmt: str, digits: int = 4, note: str | None = Non
     fmt = _check_format(fmt)
     df = _counts_as_integers(df)
     if fmt == "csv":
-        return df.to_csv(index=False)
+        return csv_frame(df).to_csv(index=False)
     if fmt == "json":
         records = [{k: _json_value(v) for k, v in row.items()} for row in df.to_dict("records")]
         return json.dumps(records, indent=2, ensure_ascii=False) + "\n"

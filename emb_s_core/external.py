@@ -16,6 +16,8 @@ a repeat is not a position (MRR and nDCG would otherwise count it, unlike pytrec
 """
 from __future__ import annotations
 
+import re
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,8 +35,8 @@ FORMATS = ("trec", "jsonl")
 class Ranked:
     qid: str
     rung: str | None
-    doc_ids: list[int]
-    scores: list[float] | None
+    doc_ids: list[int] | np.ndarray  # a TREC file's rankings stay arrays (10M lines in a few hundred MB)
+    scores: list[float] | np.ndarray | None
     line: int
     repeats: int = 0  # repeated doc ids dropped from this ranking (the first, best-placed occurrence is kept)
 
@@ -44,43 +46,91 @@ def guess_format(path: Path) -> str:
 
 
 def read_trec(path: Path, rung: str | None = None) -> list[Ranked]:
-    """Rankings per qid of a TREC run file (sorted by score desc, then rank asc)."""
-    per_qid: dict[str, list[tuple[float, int, int, int]]] = {}
+    """Rankings per qid of a TREC run file (sorted by score desc, then rank asc).
+
+    Streamed: each line is checked as it is read and kept as four numbers in compact arrays (about 28 bytes a line,
+    not a Python tuple), and at most the ``run_lines`` limit of lines (README, Limits) is read, so a file far
+    larger than any real run ends in one line naming the limit instead of minutes and gigabytes."""
+    per_qid: dict[str, tuple[array, array, array]] = {}  # -score, rank, doc id
     first_line: dict[str, int] = {}
+    bound = validate.limits().run_lines
+    count = 0
+    qids: dict[str, str] = {}  # as written -> as checked (NFC): each distinct qid is checked once
     for line_no, line in validate.read_lines(path):  # UTF-8 and a bounded line, or one clear error
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        where = at(path, line_no)
+        count += 1
+        if count > bound:
+            validate.check_limit("run_lines", count, f"{path} (stopped reading at line {line_no:,})")
         parts = line.split()
-        if len(parts) != 6:
-            raise EmbSError(f"expected 6 fields `qid Q0 docid rank score tag`, got {len(parts)}", where=where,
-                            fix="write one retrieved document per line in TREC format.")
-        qid, _, docid, rank, score, _ = parts
-        validate.check_identifier(qid, where, "qid")
-        doc = _trec_int(docid, where, "docid", "use the bank's integer doc ids (see documents.jsonl / `emb-s info`).")
-        r = _trec_int(rank, where, "rank", "rank must be an integer.")
-        try:
-            s = float(score)
-        except ValueError:
-            raise EmbSError(f"score {score!r} is not a number", where=where, fix="score must be a number.") from None
-        validate.check_score(s, where)
-        per_qid.setdefault(qid, []).append((-s, r, doc, line_no))
-        first_line.setdefault(qid, line_no)
+        fast = _fast_fields(parts) if len(parts) == 6 else None
+        if fast is None:  # something is wrong: the careful reading says what, where
+            fast = _checked_fields(parts, at(path, line_no))
+        raw_qid, doc, r, s = fast
+        qid = qids.get(raw_qid)
+        if qid is None:
+            qid = qids[raw_qid] = validate.check_identifier(raw_qid, at(path, line_no), "qid", spaces=False)
+        rows = per_qid.get(qid)
+        if rows is None:
+            rows = per_qid[qid] = (array("d"), array("q"), array("q"))
+            first_line[qid] = line_no
+        rows[0].append(-s)
+        rows[1].append(r)
+        rows[2].append(doc)
     out = []
-    for qid, rows in per_qid.items():
-        rows.sort()
-        keep = _first_occurrences([d for _, _, d, _ in rows])
-        out.append(Ranked(qid, rung, [rows[i][2] for i in keep], [-rows[i][0] for i in keep], first_line[qid],
-                          len(rows) - len(keep)))
+    for qid, (neg_scores, ranks, docs) in per_qid.items():
+        order = np.lexsort((np.frombuffer(ranks, np.int64), np.frombuffer(neg_scores, np.float64)))
+        ids = np.frombuffer(docs, np.int64)[order]
+        scores = -np.frombuffer(neg_scores, np.float64)[order]
+        keep = np.sort(np.unique(ids, return_index=True)[1])  # first (best-placed) occurrence of each id
+        out.append(Ranked(qid, rung, ids[keep], scores[keep], first_line[qid], len(ids) - len(keep)))
     return out
 
 
-def _trec_int(text: str, where: str, field: str, fix: str) -> int:
-    """A 64-bit integer field of a TREC line (a larger one would overflow the stored int64)."""
+def _fast_fields(parts: list[str]) -> tuple[str, int, int, float] | None:
+    """(qid, doc id, rank, score) of a well-formed line, or None for any line :func:`_checked_fields` must read."""
+    qid, _, docid, rank, score, _ = parts
+    if not (docid.isascii() and docid.isdigit() and rank.isascii() and rank.isdigit() and score.isascii()
+            and "_" not in score and len(docid) < 19 and len(rank) < 19):
+        return None
     try:
-        value = int(text)
+        value = float(score)
     except ValueError:
-        raise EmbSError(f"{field} {text[:40]!r} is not an integer", where=where, fix=fix) from None
+        return None
+    if not abs(value) <= validate.FLOAT32_MAX:  # also NaN
+        return None
+    return qid, int(docid), int(rank), value
+
+
+def _checked_fields(parts: list[str], where: str) -> tuple[str, int, int, float]:
+    """The fields of one TREC line, or the EmbSError saying what is wrong with it."""
+    if len(parts) != 6:
+        raise EmbSError(f"expected 6 fields `qid Q0 docid rank score tag`, got {len(parts)}", where=where,
+                        fix="write one retrieved document per line in TREC format.")
+    qid, _, docid, rank, score, _ = parts
+    doc = _trec_int(docid, where, "docid", "use the bank's integer doc ids (see documents.jsonl / `emb-s info`).")
+    r = _trec_int(rank, where, "rank", "rank must be an integer.")
+    try:
+        if not score.isascii() or "_" in score:  # float() reads "1_0" and other scripts' digits too
+            raise ValueError(score)
+        s = float(score)
+    except ValueError:
+        raise EmbSError(f"score {score!r} is not a number", where=where, fix="score must be a number.") from None
+    validate.check_score(s, where)
+    return qid, doc, r, s
+
+
+#: a TREC integer: ASCII digits with an optional sign, nothing else (``int()`` would also take ``1_0``, ``١٠``
+#: and fullwidth ``１２`` and silently read another id)
+_ASCII_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def _trec_int(text: str, where: str, field: str, fix: str) -> int:
+    """A 64-bit integer field of a TREC line, plain ASCII decimal (a larger one would overflow the stored int64)."""
+    if not _ASCII_INT.fullmatch(text):
+        raise EmbSError(f"{field} {text[:40]!r} is not an integer (plain ASCII decimal digits 0-9)", where=where,
+                        fix=fix)
+    value = int(text)
     if not validate.INT64_MIN <= value <= validate.INT64_MAX:
         raise EmbSError(f"{field} {text[:30]} is outside the 64-bit range", where=where, fix=fix)
     return value

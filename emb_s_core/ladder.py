@@ -461,21 +461,46 @@ def build(ws: Workspace, options: LadderOptions | None = None, progress: bool = 
                     + (f"above --max-size {opts.max_size}" if limit is not None and size > limit else
                        f"the bank holds {total:,} tokens (the full rung)"))
     rungs.append(make_rung("full", "full", None, None, None, docs["doc_id"].to_numpy(), all_kept, docs, qs))
+    rungs, absent = _without_duplicates(rungs, absent)
+    if shared_name not in {r.name for r in rungs}:  # one domain: its base pool is the shared rung
+        messages = [m for m in messages if not m.startswith(f"the shared rung is named {SHARED!r}")]
     for a in absent:
         messages.append(f"{a['rung']} {a['reason']}")
     messages += low_coverage_warnings(rungs)
-    seen: dict[str, str] = {}
     for i, r in enumerate(rungs):
         r.order = i
-        if r.membership_hash in seen:  # one domain: shared is its base pool; a base that holds the whole bank
-            r.composition["note"] = f"same documents and queries as {seen[r.membership_hash]}"
-        seen.setdefault(r.membership_hash, r.name)
     messages += few_queries_warnings(rungs)
 
     kept_df = pd.DataFrame(kept_rows, columns=KEPT_SCHEMA.names)
     ladder = Ladder(rungs, kept_df, dict(opts.to_json(), encoding=encoding), messages, absent)
     store(ws, ladder, built_from)
     return ladder
+
+
+def _without_duplicates(rungs: list[Rung], absent: list[dict]) -> tuple[list[Rung], list[dict]]:
+    """The rungs without any that holds the same documents and queries as an earlier one (one domain: the shared
+    rung is its base pool; a base that holds the whole bank: every larger rung), each listed in ``absent`` instead,
+    and the absent rows that named a left-out rung naming the rung kept in its place. Two identical columns would
+    say nothing twice, in every table and figure."""
+    first: dict[str, str] = {}
+    alias: dict[str, str] = {}
+    out: list[Rung] = []
+    for r in rungs:
+        same = first.setdefault(r.membership_hash, r.name)
+        if same != r.name:
+            alias[r.name] = same
+            absent.append({"rung": r.name, "after": out[-1].name if out else None,
+                           "reason": f"not built: same documents and queries as {same}"})
+        else:
+            out.append(r)
+
+    def renamed(a: dict) -> dict:
+        reason = a["reason"]
+        for old, new in alias.items():
+            reason = reason.replace(f"as {old}", f"as {new}")
+        return dict(a, after=alias.get(a.get("after"), a.get("after")), reason=reason)
+
+    return out, [renamed(a) for a in absent]
 
 
 def first_global_size(shared_tokens: int, reserve: int, floor: int = 0) -> int:

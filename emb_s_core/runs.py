@@ -99,6 +99,7 @@ def update_config(ws: Workspace, name: str, config: dict[str, Any]) -> None:
         schema=RUNS_SCHEMA,
     )
     quoted = name.replace("'", "''")
+    ws.check_writable(["runs", "results", MEASUREMENTS])
     with ws.transaction():
         ws.delete_rows("runs", f"run = '{quoted}'")
         ws.write("runs", row, schema=RUNS_SCHEMA)
@@ -108,6 +109,7 @@ def delete_run(ws: Workspace, name: str) -> None:
     if get_run(ws, name) is None:
         raise EmbSError(f"no run named {name!r}", fix="see `emb-s runs list` for the runs in this workspace.")
     quoted = name.replace("'", "''")
+    ws.check_writable(["runs", "results", MEASUREMENTS])
     with ws.transaction():
         ws.delete_rows("runs", f"run = '{quoted}'")
         ws.delete_rows("results", f"run = '{quoted}'")

@@ -6,6 +6,7 @@ written, so a bad file never reaches the workspace.
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
@@ -45,6 +46,15 @@ UNKNOWN_DOMAIN = "general"
 #: or a generator that wrote it as one (the demo bank)
 DATASET, COLLISION, SYNTHETIC = "dataset", "collision", "synthetic"
 HN_PROVENANCES = (DATASET, COLLISION, SYNTHETIC)
+
+
+def normal_domain(value: str | None) -> str | None:
+    """A domain as stored (the one rule for every format, applied by ``sources.validate``): NFC, blanks trimmed and collapsed, lower case, so ``Law``, ``law`` and ``law `` are one
+    domain (None stays None; an empty one is None)."""
+    if value is None:
+        return None
+    text = " ".join(unicodedata.normalize("NFC", str(value)).split()).lower()
+    return text or None
 
 
 @dataclass
@@ -107,7 +117,7 @@ class DocumentStream:
                 if k >= self.n or doc.doc_id != self.ids[k]:  # a file changed between the two reads
                     raise EmbSError(f"document {k} read differently the second time",
                                     fix="a file of the source changed during the import; import again.")
-                doc.domain = doc.domain or self.domains[k] or self.default_domain
+                doc.domain = normal_domain(doc.domain) or self.domains[k] or self.default_domain
                 k += 1
             yield batch
         if k != self.n:

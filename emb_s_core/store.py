@@ -33,7 +33,7 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import pandas as pd
 import pyarrow as pa
@@ -146,10 +146,25 @@ def lock_holder(path: str | os.PathLike[str]) -> dict | None:
     return info if isinstance(info, dict) else None
 
 
+def _command_label() -> str:
+    """What the lock file says is writing: the program and its subcommand (``emb-s eval``), never the rest of the
+    command line, which may hold a key or a URL with credentials and outlives a killed process."""
+    from emb_s_core.llm.secrets import redact
+
+    program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else Path(sys.executable).name
+    if program in ("__main__.py", "cli", "-m", "-c"):
+        program = "emb-s"
+    words = [w for w in sys.argv[1:] if not w.startswith("-")][:1]
+    return redact(" ".join([program, *words]))[:80]
+
+
 def _describe(holder: dict | None) -> str:
     if not holder:
         return "another process"
-    return f"pid {holder.get('pid')} ({str(holder.get('command', '?'))[:120]}) since {holder.get('since', '?')}"
+    from emb_s_core.llm.secrets import redact  # a lock file written before commands were stored short
+
+    command = redact(str(holder.get("command", "?")).split(" -")[0])[:80]
+    return f"pid {holder.get('pid')} ({command}) since {holder.get('since', '?')}"
 
 
 def _acquire_file_lock(path: Path, wait: bool) -> int:
@@ -185,7 +200,7 @@ def _acquire_file_lock(path: Path, wait: bool) -> int:
             if not same:
                 os.close(fd)
                 continue
-            info = {"pid": os.getpid(), "command": " ".join(sys.argv)[:500] or sys.executable,
+            info = {"pid": os.getpid(), "command": _command_label(),
                     "since": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
             os.ftruncate(fd, 0)
             os.pwrite(fd, json.dumps(info).encode("utf-8"), 0)
@@ -468,6 +483,47 @@ class Workspace:
         if full:
             raise disk_full_error(self.path) from None
 
+    def check_writable(self, tables: Iterable[str]) -> None:
+        """Refuse, before anything is registered, a run or edit that could not write ``tables``: each existing
+        table's folder must accept a new file (a read-only ``results.lance`` would otherwise fail after the run
+        was recorded, or mid-run)."""
+        for name in tables:
+            folder = self.path / "lance" / f"{name}.lance"
+            for sub in (folder, folder / "data"):
+                if not sub.is_dir():
+                    continue
+                try:
+                    _probe(sub)
+                except OSError as exc:
+                    raise EmbSError(f"table {name!r} of the workspace {self.path} cannot be written: "
+                                    f"{exc.strerror or exc} ({sub})",
+                                    fix="make the workspace writable by this user (or copy it to a writable "
+                                        "folder); nothing was changed or registered.") from None
+
+    def restore(self, version: int) -> int:
+        """A new version whose tables and settings are those of recorded ``version`` (the way back from a damaged
+        table: Lance keeps the old table versions, so nothing is copied and nothing is deleted: the later versions
+        stay in the history, and a table made after ``version`` — notes, labels — is kept as it is now). Returns the
+        new version number."""
+        with self.writer():
+            self.refresh()
+            self._rollback_uncommitted()
+            target = self._historic_manifest(int(version))
+            tables = dict(self.table_versions())
+            for name, table_version in target.get("tables", {}).items():
+                tbl = self.db.open_table(name)
+                if tbl.version != int(table_version):
+                    tbl.restore(int(table_version))
+                tables[name] = tbl.version
+            manifest = dict(self._manifest)
+            manifest["tables"] = tables
+            manifest["settings"] = dict(target.get("settings", {}))
+            manifest["version"] = self.version + 1
+            self._append_history(manifest)
+            self._write_manifest(manifest)
+            self._manifest = manifest
+        return self.version
+
     def _require_transaction(self) -> None:
         if not self._in_transaction:
             raise RuntimeError("workspace writes must happen inside `with ws.transaction():`")
@@ -540,6 +596,15 @@ class Workspace:
         if committed != self.table_versions():
             self._manifest["tables"] = committed
             self._write_manifest(self._manifest)
+
+
+def _probe(folder: Path) -> None:
+    """Create and remove one empty file in ``folder``: OSError when this process may not write there."""
+    import tempfile
+
+    fd, name = tempfile.mkstemp(dir=folder, prefix=".emb-s-probe-")
+    os.close(fd)
+    os.unlink(name)
 
 
 def _fix_for(table: str, workspace: str) -> str:

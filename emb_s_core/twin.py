@@ -231,6 +231,7 @@ def _shared_twin(built: ladder.Ladder, near: NearDocuments, docs: pd.DataFrame, 
             cand = shuffled(irrelevant[domain_of.loc[irrelevant].to_numpy() == r.domain], "fill", r.domain)
             base[r.domain] = np.concatenate([r_gold, ladder.prefix_within(cand, tok,
                                                                           r.budget - int(tok.loc[r_gold].sum()))])
+    union = np.unique(np.concatenate(list(base.values()) or [np.empty(0, np.int64)]))  # the shared pool
     twins: list[ladder.Rung] = []
     for r in built.rungs:  # ladder order: domain and mixed rungs, then shared, global, full
         r_gold = np.intersect1d(r.doc_ids, gold)
@@ -244,10 +245,11 @@ def _shared_twin(built: ladder.Ladder, near: NearDocuments, docs: pd.DataFrame, 
         elif r.kind == "shared":
             ids = np.unique(np.concatenate(list(base.values()) + [r_gold]))
         else:  # global doubling rungs and full: the shared twin plus a prefix of ONE permutation of the rest
-            shared = next(t for t in twins if t.kind == "shared")
-            rest = shuffled(np.setdiff1d(irrelevant, shared.doc_ids), "global")
-            fill = rest if r.budget is None else ladder.prefix_within(rest, tok, r.budget - shared.n_tokens)
-            ids = np.unique(np.concatenate([shared.doc_ids, fill, r_gold]))
+            # a one-domain ladder has no shared rung (its base pool is that union): the union stands in for it
+            shared = next((t.doc_ids for t in twins if t.kind == "shared"), union)
+            rest = shuffled(np.setdiff1d(irrelevant, shared), "global")
+            fill = rest if r.budget is None else ladder.prefix_within(rest, tok, r.budget - int(tok.loc[shared].sum()))
+            ids = np.unique(np.concatenate([shared, fill, r_gold]))
         twin = ladder.make_rung(ladder.qualified(ladder.BENIGN, r.name), r.kind, r.domain, r.size, r.budget, ids,
                                 r.qids, docs, qs)
         twin.order = r.order

@@ -45,7 +45,7 @@ def demo_progress(version_seen: int | None, running_seen: bool) -> None:
                                        f"{md(job.stage)} — {md(job.meter.describe())}. Closing this tab does not "
                                        "stop it.")
     elif job.error:
-        st.error(f"The demo build stopped: {md(job.error)}")
+        st.error(f"The demo build stopped: {md(data.hide_root(job.error))}")
     if demo_version() != version_seen or job.running != running_seen:
         st.rerun()
 
@@ -73,9 +73,11 @@ with widgets.guard():
     lad = data.get_ladder(path, v)
     runs = data.run_table(path, v)
 
-if Path(path) == data.data_dir() / "demo":  # a demo build that was interrupted resumes from where it stopped
-    job = jobs.get(str(DEMO))
-    if not (job is not None and job.running) and not demo.is_complete(data.workspace(path)[0], DEMO_RETRIEVERS):
+is_demo = Path(path).resolve() == DEMO.resolve()
+here = jobs.get(str(DEMO) if is_demo else str(path))
+building_here = here is not None and here.running  # a background build is writing this workspace right now
+if is_demo:  # a demo build that was interrupted resumes from where it stopped
+    if not building_here and not demo.is_complete(data.workspace(path)[0], DEMO_RETRIEVERS):
         st.warning("The demo workspace is not finished (an earlier build was interrupted).")
         if st.button("Finish building the demo", key="finish_demo"):
             start_demo()
@@ -91,7 +93,8 @@ c[2].metric("Queries", f"{n_eval if n_eval is not None else info['queries']:,}",
                   "gold fits the base rung, the official ladder those whose gold is in every published scale (see "
                   "Ladder)") if n_eval is not None else "no ladder yet")
 c[3].metric("Single / multi-source", f"{info['single_source_queries']:,} / {info['multi_source_queries']:,}")
-c[4].metric("Rungs", f"{len(lad.rungs) if lad else 0}")
+c[4].metric("Rungs", bank_summary.rung_count(lad),
+             help="the ladder's rungs; the benign twin's (the same rungs, near misses removed) are counted apart")
 c[5].metric("Runs", f"{len(runs)}")
 
 COUNTS = {col: st.column_config.NumberColumn(format="localized")  # 12,345 (thousands separated)
@@ -105,7 +108,10 @@ with right:
     st.dataframe(bank_summary.sources(info), hide_index=True, width="stretch", column_config=COUNTS)
 
 st.markdown("**Runs**")
-if runs.empty:
+if runs.empty and building_here:
+    st.info("No run has finished yet: the background build is evaluating the retrievers; they appear here as they "
+            "land.")
+elif runs.empty:
     st.info("This workspace has no runs yet: evaluate a retriever with the command below, then reload.")
     widgets.command("emb-s eval --workspace", path, "--retriever bm25")
 else:
@@ -114,13 +120,14 @@ else:
     unfinished = run_state.not_complete(states)
     if len(unfinished):
         st.caption("Not complete: " + "; ".join(f"{md(r.run)} ({md(r.label)})" for r in unfinished.itertuples())
-                   + ". Rerunning the same command resumes a run.")
+                   + (". The background build is still running them." if building_here else
+                      ". Rerunning the same command resumes a run."))
 if lad is None:
     st.warning("No ladder yet: build it with the command below.")
     widgets.command("emb-s ladder build --workspace", path)
 else:
-    for msg in lad.messages:
-        st.caption(md(msg))
+    for msg in bank_summary.warnings(lad):  # the build's other notes are on the Ladder page
+        st.warning(md(msg))
 
 st.markdown("**Pages**")
 for page in navigation.pages()[1:]:  # every page but Home, from the same list as the navigation

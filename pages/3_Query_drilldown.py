@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from emb_s_core import metrics
-from emb_s_core.analysis import drilldown, finder
+from emb_s_core.analysis import drilldown, finder, views
 from emb_s_core.schema import OK
 from ui import cases, data, state, widgets, whatif
 from ui.safe import html_fragment, md
@@ -90,8 +90,7 @@ elif by == "failures":
     with c1:
         run = state.selectbox("Run", run_names, "run")
     with c2:
-        rung = state.selectbox("Rung or scale", rungs + scales, "rung",
-                               default=rungs[-1] if rungs else None)
+        rung = state.selectbox("Rung or scale", rungs + scales, "rung", default=views.default_rung(rungs))
     x = "rung" if rung in rungs else "scale"
     fails = drilldown.failures(pq, run, rung, metric, x=x) if not pq.empty else pq
     if fails.empty:
@@ -176,7 +175,8 @@ order = lad.names if lad is not None else sorted(res["rung"].unique())
 runs_here = [r for r in run_names if r in set(res["run"])]
 run_sel = st.selectbox("Run", runs_here, index=state.index_of(runs_here, state.get("run")), key="top_run")
 ranks = drilldown.rank_columns(res, run_sel, gold, negs, order, pools=data.query_pools(path, v, qid))
-own, companion = finder.view_names([c for c in ranks.columns if c != "document"])
+in_view = views.ladder_in_view([c for c in ranks.columns if c != "document"])
+own, companion = list(in_view.searchable), list(in_view.companion)
 st.markdown(f"**Rank of each gold and hard-negative document on every rung, {md(run_sel)}** (1 = first; "
             f"\"{md(drilldown.NOT_IN_LIST)}\" = in the pool, below the stored list; \"{md(drilldown.NOT_IN_POOL)}\" = "
             "not in the pool the query was searched in; blank = no ranking there)")
@@ -190,7 +190,7 @@ widgets.table_downloads(ranks, f"ranks_{qid}_{run_sel}", "ranks")
 st.markdown("**Top-K at one rung**")
 rungs_here = [r for r in order if r in set(res[res["run"] == run_sel]["rung"])]
 came_from = found["other_rung"] if found is not None and pd.notna(found["other"]) else state.get("rung")
-default_rung = came_from if came_from in rungs_here else (finder.view_names(rungs_here)[0] or rungs_here)[-1]
+default_rung = came_from if came_from in rungs_here else views.default_rung(rungs_here)
 c2, c3 = st.columns([3, 1])
 with c2:
     rung_sel = st.selectbox("Rung", rungs_here, index=state.index_of(rungs_here, default_rung), key="top_rung")

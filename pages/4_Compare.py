@@ -7,7 +7,7 @@ import time
 import streamlit as st
 
 from emb_s_core import evaluate, metrics
-from emb_s_core.analysis import drilldown, report, run_state
+from emb_s_core.analysis import drilldown, kept, report, run_state, views
 from emb_s_core.errors import EmbSError
 from emb_s_core.analysis import cases as case_lists
 from emb_s_core.figures import compare, style
@@ -59,7 +59,7 @@ with tab_runs:
             widgets.figure_downloads(fig2, f"winloss_{run_a}_vs_{run_b}_{metric}", "winloss")
 
             st.markdown("**Queries one run gets and the other misses**")
-            rung = state.selectbox("At rung", common, "rung", default=common[-1])
+            rung = state.selectbox("At rung", common, "rung", default=views.default_rung(common))
             a_better, b_better = report.side_by_side(pq, run_a, run_b, rung, metric,
                                                      texts=data.queries(path, v)["text"])
             better = "higher" if m.higher_is_better else "lower"
@@ -90,24 +90,38 @@ with tab_live:
         with c1:
             chosen = state.multiselect("Retrievers", specs, "specs", default=specs[:2])
         with c2:
-            rung = st.selectbox("Rung", lad.names, index=len(lad.names) - 1, key="live_rung")
+            searchable = list(views.ladder_in_view(lad).searchable)  # a typed question has no twin pool
+            rung = st.selectbox("Rung", searchable, index=state.index_of(searchable, views.default_rung(searchable)),
+                                key="live_rung", help="rungs of the built (or official) ladder; the benign twin's "
+                                "pools are made for the bank's own queries")
         with c3:
             k = st.number_input("K", 1, 50, 10, key="live_k")
         state.put(live=text)
-        if text.strip() and chosen:
+        ws, _ = data.workspace(path)
+        with widgets.guard():
+            costs = {spec: evaluate.live_cost(ws, spec) for spec in chosen}
+        allowed = st.session_state.setdefault("live_allowed", set())  # (workspace, spec) the user said go for
+        for spec, cost in costs.items():  # what each costs, said before anything runs
+            if cost.state == evaluate.READY or not cost.note:
+                continue
+            (st.warning if cost.state == evaluate.EMBEDS else st.caption)(md(cost.note))
+            if not cost.at_once and (path, spec) not in allowed:
+                if st.button(f"Try {spec} anyway: it loads the model ({evaluate.about(evaluate.MODEL_LOAD_S)}), then "
+                             "refuses if the vectors are not cached", key=f"live_go_{spec}"):
+                    allowed.add((path, spec))
+        ready = [s for s in chosen if costs[s].at_once or (path, s) in allowed]
+        if text.strip() and ready:
             meta = data.documents_meta(path, v)
-            ws, _ = data.workspace(path)
-            cols = st.columns(len(chosen))
-            for col, spec in zip(cols, chosen):
+            cols = st.columns(len(ready))
+            for col, spec in zip(cols, ready):
                 with col:
                     t0 = time.perf_counter()
                     try:
-                        with st.spinner(f"{md(spec)}: loading the model and the cached index once, then milliseconds "
-                                        "per query…"):
+                        with st.spinner(f"{md(spec)}: {md(costs[spec].note)}…"):
                             ranked = evaluate.live_query(ws, spec, text, rung, k=int(k))
                     except EmbSError as exc:  # one bad spec must not hide the other rankings
                         st.markdown(f"**{md(spec)}**")
-                        st.error(md(exc))
+                        st.error(md(data.hide_root(exc)))
                         continue
                     ms = (time.perf_counter() - t0) * 1000
                     st.markdown(f"**{md(spec)}** · {ms:.0f} ms")
@@ -118,7 +132,11 @@ with tab_live:
         st.markdown("**What if a bank query read differently?** Pick one, edit it, and see where its gold and hard "
                     "negatives land on every rung, beside the stored ranks")
         qs = data.queries(path, v)
-        qids = qs.index.tolist()
+        on_ladder = set(kept.evaluated(lad))  # only queries the ladder kept have rungs to search
+        qids = [q for q in qs.index if q in on_ladder]
+        if len(qids) < len(qs):
+            st.caption(f"{len(qids):,} of {len(qs):,} bank queries are on the ladder (the others were left out when "
+                       "it was built: the Ladder page says why).")
         pick = st.selectbox("Bank query", qids, index=state.url_index("q", qids), key="whatif_pick",
                             format_func=lambda q: f"{q} · {qs.loc[q, 'text'][:90]}")
         if pick:

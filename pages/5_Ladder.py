@@ -7,7 +7,7 @@ import shlex
 import pandas as pd
 import streamlit as st
 
-from emb_s_core.analysis import bank_summary, composition
+from emb_s_core.analysis import bank_summary, composition, views
 from emb_s_core.analysis import kept as kept_view
 from emb_s_core.analysis import mixing as mixing_view
 from emb_s_core.figures import ladder as ladder_fig
@@ -21,7 +21,7 @@ with widgets.guard():
     lad = data.get_ladder(path, v)
 if lad is None:
     st.info(md(f"This workspace has no ladder yet: build it with `emb-s ladder build --workspace "
-               f"{shlex.quote(str(path))}`."))
+               f"{shlex.quote(data.shown_path(path))}`."))
     st.stop()
 
 table = lad.table(absent=True)  # rungs not built (same documents as the one below) as rows saying why
@@ -52,7 +52,8 @@ coverage = data.hard_negative_coverage(path, v)
 if coverage.empty or not (coverage["hard_negatives"] > 0).any():
     st.info("No kept query lists hard negatives (import them with the bank, or add them with `emb-s collide`).")
 else:
-    cov_rung = state.selectbox("Rung", lad.names, "coverage_rung")
+    # a per-query twin rung stores its built rung's membership: its coverage is the built rung's, so not offered
+    cov_rung = state.selectbox("Rung", list(views.ladder_in_view(lad).searchable), "coverage_rung")
     rows = coverage[(coverage["rung"] == cov_rung) & (coverage["hard_negatives"] > 0)]
     st.dataframe(rows.drop(columns=["rung"]), hide_index=True, width="stretch")
     widgets.table_downloads(rows, f"hn_coverage_{cov_rung}", "hn_coverage")
@@ -63,9 +64,10 @@ with c1:
     by = state.selectbox("Split by", ["domain", "source"], "split")
 with c2:
     value = state.selectbox("Measure", ["tokens", "documents"], "measure")
-comp = composition.table(lad.rungs)
-fig = ladder_fig.composition(comp, lad.names, by=by, value=value,
-                             caption=style.caption(widgets.bank_name(path), lad.names))
+shown = list(views.ladder_in_view(lad).searchable)  # the twin's pools are per query: its table rows describe them
+comp = composition.table([r for r in lad.rungs if r.name in set(shown)])
+fig = ladder_fig.composition(comp, shown, by=by, value=value,
+                             caption=style.caption(widgets.bank_name(path), shown))
 st.plotly_chart(fig, theme=None, key="composition", width="stretch")
 widgets.figure_downloads(fig, f"composition_{by}_{value}", "composition")
 

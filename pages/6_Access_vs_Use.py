@@ -60,6 +60,8 @@ with widgets.guard():
     df = quadrants(path, v, access, qa_run, judge, k, t_a, t_u, widgets.tag_filter(path, v))
     for note in diagnose.bank_notes(ws, access, qa_run):  # runs made before a bank edit: plain text, never Markdown
         st.text(note)
+    for line in access_use.plumbing_checks(ws, access, qa_run, judge):  # the offline demo model measures nothing
+        st.warning(md(line))
 if df.empty:
     st.info(f"{md(qa_run)} has no answers yet.")
     st.stop()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from emb_s_core import metrics
-from emb_s_core.analysis import leaderboard
+from emb_s_core.analysis import leaderboard, views
 from emb_s_core.figures import leaderboard as board_figure
 from emb_s_core.figures import style
 from ui import data, state, widgets
@@ -39,7 +39,7 @@ with widgets.guard():
                              sources, tags)
 sort_options = ["run", leaderboard.SUMMARY, *board.columns]
 with c5:
-    sort_by = state.selectbox("Sort by", sort_options, "sort", default=board.columns[-1] if board.columns else "run")
+    sort_by = state.selectbox("Sort by", sort_options, "sort", default=views.default_rung(board.columns) or "run")
 with c6:
     descending = st.toggle("Descending", value=state.get("desc", "1") == "1", key="url_desc")
 with c7:

@@ -28,7 +28,8 @@ def start(handler: type[BaseHTTPRequestHandler]) -> ThreadingHTTPServer:
 
 # ------------------------------------------------------------------------------------ a misbehaving endpoint
 #: what each route of :class:`MisbehavingEndpoint` does (``<behaviour>-if-<word>``: only to requests holding word)
-BEHAVIOURS = ("ok", "hang", "slow", "500", "flaky", "garbage", "empty", "short", "dim", "nan", "missing")
+BEHAVIOURS = ("ok", "hang", "slow", "500", "flaky", "garbage", "empty", "short", "dim", "nan", "missing", "drip",
+              "endless", "huge")
 
 
 def fake_vector(text: str, dim: int) -> list[float]:
@@ -42,12 +43,15 @@ class MisbehavingEndpoint:
     behaviour: ``api_base = endpoint.base("hang")`` hangs, ``base("flaky")`` answers 503 ``flaky_failures`` times
     and then well, ``base("dim")`` changes the vectors' dimension after its first reply, and so on (BEHAVIOURS).
     ``base("hang-if-WORD")`` misbehaves only for requests whose texts hold WORD. ``heal()`` makes every route
-    answer well (a rerun against a repaired server). Bounded: a hang lasts at most ``hang_s`` (or until ``close``),
+    answer well (a rerun against a repaired server). ``drip`` announces a 100000-byte reply and sends one byte
+    every ``drip_s``; ``endless`` streams a chunked reply without end; ``huge`` sends a valid reply padded to
+    ``huge_bytes``. Bounded: a hang lasts at most ``hang_s`` (or until ``close``),
     and the server stops by itself after ``lifetime_s``. ``requests`` lists (route, kind, texts) of every request."""
 
     def __init__(self, dim: int = 8, slow_s: float = 0.3, hang_s: float = 20.0, flaky_failures: int = 2,
-                 lifetime_s: float = 300.0) -> None:
+                 lifetime_s: float = 300.0, drip_s: float = 2.0, huge_bytes: int = 40 << 20) -> None:
         self.dim, self.slow_s, self.hang_s, self.flaky_failures = dim, slow_s, hang_s, flaky_failures
+        self.drip_s, self.huge_bytes = drip_s, huge_bytes
         self.requests: list[tuple[str, str, list[str]]] = []
         self.healed = False
         self._seen: dict[str, int] = {}
@@ -114,6 +118,9 @@ class MisbehavingEndpoint:
             return  # close without a reply
         if behaviour == "slow":
             time.sleep(self.slow_s)
+        if behaviour in ("drip", "endless"):
+            self._trickle(handler, behaviour)
+            return
         if behaviour == "500" or (behaviour == "flaky" and seen <= self.flaky_failures):
             code = 500 if behaviour == "500" else 503
             send_json(handler, code, {"error": {"message": f"{behaviour} route", "type": "server_error"}})
@@ -126,8 +133,37 @@ class MisbehavingEndpoint:
             handler.end_headers()
             handler.wfile.write(raw_reply)
             return
-        send_json(handler, 200, self._embeddings(behaviour, texts, seen) if kind == "embeddings"
-                  else self._chat(behaviour, texts, body))
+        reply = self._embeddings(behaviour, texts, seen) if kind == "embeddings" else self._chat(behaviour, texts, body)
+        if behaviour == "huge":
+            reply["padding"] = "x" * self.huge_bytes
+        try:
+            send_json(handler, 200, reply)
+        except OSError:  # the client hung up (a bounded client refusing a huge reply)
+            return
+
+    def _trickle(self, handler: BaseHTTPRequestHandler, behaviour: str) -> None:
+        """``drip``: one byte of a 100000-byte body every ``drip_s``; ``endless``: 64 KiB chunks without end. Both
+        stop at ``hang_s`` or ``close`` (the client's bounds should end them much sooner)."""
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        if behaviour == "drip":
+            handler.send_header("Content-Length", "100000")
+        else:
+            handler.send_header("Transfer-Encoding", "chunked")
+        handler.end_headers()
+        stop = time.monotonic() + self.hang_s
+        chunk = b" " * 65536
+        try:
+            handler.wfile.write(b"{" if behaviour == "drip" else b"1\r\n{\r\n")
+            while time.monotonic() < stop and not self._released.is_set():
+                if behaviour == "drip":
+                    handler.wfile.write(b" ")
+                    handler.wfile.flush()
+                    self._released.wait(self.drip_s)
+                else:
+                    handler.wfile.write(b"10000\r\n" + chunk + b"\r\n")
+        except OSError:  # the client hung up: what a bounded client does
+            return
 
     def _embeddings(self, behaviour: str, texts: list[str], seen: int) -> dict:
         dim = self.dim + 1 if behaviour == "dim" and seen > 1 else self.dim

@@ -33,7 +33,7 @@ def build_payload_workspace(folder: Path, port: int) -> Path:
         d["domain"] = f"{d['domain']} {payload(port, 'd')}"
         d["source"] = f"{d['source']} {payload(port, 's')}"
     for q in qs:
-        q["qid"] = f"{q['qid']} {payload(port, 'q')}"
+        q["qid"] = f"{q['qid']}_{payload(port, 'q')}".replace(" ", "_")  # an id holds no whitespace (README)
         q["text"] = f"{q['text']} {p}"
         q["answer"] = f"{q['answer']} {payload(port, 'a')}"
         q["answer_aliases"] = [payload(port, "alias")]

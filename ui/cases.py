@@ -13,7 +13,6 @@ from emb_s_core import notes
 from emb_s_core.analysis import cases
 from emb_s_core.store import Workspace, WorkspaceBusy
 from ui import data, state, widgets
-from ui.safe import md
 
 _SAVED = "_note_saved"
 
@@ -70,8 +69,9 @@ def without_waiting(ws: Workspace, write: Callable[[], object]) -> bool:
         try:
             with ws.writer(wait=False):
                 write()
-        except WorkspaceBusy as exc:
-            st.warning(f"Not saved: {md(exc.what)}. What you typed is still here; save again when it has finished.")
+        except WorkspaceBusy:  # its message names the server's path, the writer's pid and command: not for visitors
+            st.warning("Not saved: another command is writing this workspace right now. What you typed is still "
+                       "here; save again when it has finished.")
             return False
     return True
 

@@ -34,19 +34,50 @@ def any_path_allowed() -> bool:
     return os.environ.get(ALLOW_ANY_PATH, "").strip().lower() in ("1", "true", "yes")
 
 
+def shown_path(path: str | Path) -> str:
+    """A workspace as a page may show it (hints, messages): relative to the server's working folder when inside it
+    (``data/demo``, a command that works where the server was started), else its link name (``demo``); never the
+    absolute folders of the server, which any visitor would see."""
+    candidate = Path(os.path.normpath(Path(path).absolute()))
+    here = Path.cwd()
+    if here in candidate.parents:
+        return candidate.relative_to(here).as_posix()
+    return link_name(candidate)
+
+
+def hide_root(text: object) -> str:
+    """``text`` (an error message) with secrets masked and the absolute paths of the data folder and the server's
+    working folder removed: ``/srv/emb/data/demo`` → ``data/demo`` or ``demo``."""
+    from emb_s_core.llm.secrets import redact
+
+    out = redact(text)  # and no secret-shaped string either
+    here = str(Path.cwd())
+    if len(here) > 1:
+        out = out.replace(here + os.sep, "")
+    for root in sorted({str(r) for r in cases.data_roots()}, key=len, reverse=True):
+        out = out.replace(root + os.sep, "").replace(root, "the data folder")
+    return out
+
+
 def allowed_workspace(path: str) -> str:
     """``path`` as an absolute path if the dashboard may open it: under :func:`data_dir` (as named, so ``..`` cannot
     leave it; links placed there by whoever runs the server are followed), or anywhere with ``EMB_S_ALLOW_ANY_WORKSPACE=1``.
     A relative name (``demo``) is a folder of the data root, whatever the server's working directory.
     """
+    shown = "".join(c if c.isprintable() else "?" for c in str(path))[:200]
+    if any(not c.isprintable() for c in str(path)):  # a newline or control character is never part of a name
+        raise EmbSError(f"the workspace name {shown!r} holds a control character",
+                        fix="open a workspace by its folder name under the dashboard's data folder.")
     given = Path(path).expanduser()
     root, named = cases.data_roots()
     candidate = Path(os.path.normpath(given if given.is_absolute() else named / given))
-    if any_path_allowed() or any(candidate == r or r in candidate.parents for r in (root, named)):
+    if any_path_allowed() or any(r in candidate.parents for r in (root, named)):
         return str(candidate)
-    raise EmbSError(f"the workspace {path!s:.200} is outside the data folder {root}",
-                    fix=f"open a workspace under {root} (or set EMB_S_DATA to its parent folder); for a local "
-                        f"single-user dashboard, {ALLOW_ANY_PATH}=1 allows any path.")
+    # a visitor learns nothing of the server's folders: the refusal names what was asked, not the data root
+    raise EmbSError(f"the workspace {shown!r} is outside the data folder of this dashboard",
+                    fix="open a workspace by its name in the data folder (see the sidebar's list); whoever runs the "
+                        f"server can set EMB_S_DATA to another data folder, or {ALLOW_ANY_PATH}=1 for a local "
+                        "single-user dashboard.")
 
 
 #: how links name a workspace (relative to the data folder when under it)

@@ -19,7 +19,8 @@ _ENTITY_ACTIVE = re.compile(r"[!$()*+\-.:=?@\[\\\]^_`{|}~]")  # not & # ; (entit
 
 #: GitHub-style autolink literals (http://, www., user@host) are found in the parsed text, after escapes, so a word
 #: joiner (U+2060, zero width, invisible) is put where they would start
-_AUTOLINK = re.compile(r"(?i)(?<=[a-z])(?=://)|(?<=\bwww)(?=\.)|(?=@[-\w]+\.[-\w])")
+#: (GFM starts a www. literal after whitespace or any of * _ ~ ( too, so every "www." is broken, not only a word's)
+_AUTOLINK = re.compile(r"(?i)(?<=[a-z])(?=://)|(?<=www)(?=\.)|(?=@[-\w]+\.[-\w])")
 WORD_JOINER = "\u2060"
 
 

@@ -22,7 +22,7 @@ def get(key: str, default: str | None = None) -> str | None:
 
 def get_list(key: str) -> list[str]:
     value = st.query_params.get(key)
-    return [v for v in value.split(",") if v] if value else []
+    return list(dict.fromkeys(v for v in value.split(",") if v)) if value else []  # a repeated name is one name
 
 
 def put(**values: object) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 import streamlit as st
 
 from emb_s_core import evaluate, notes
-from emb_s_core.analysis import whatif
+from emb_s_core.analysis import kept, whatif
 from emb_s_core.ladder import BENIGN
 from ui import cases, data
 from ui.safe import md
@@ -51,7 +51,8 @@ def box(path: str, v: int, qid: str, key: str) -> None:
     text = st.text_input("Query text (edited)", value=str(query["text"]), key=f"whatif_{key}_{qid}", live=PAUSE)
     rungs = pools(path, v, qid)
     if not rungs:
-        st.info("The what-if searches the query's rungs: build the ladder first (`emb-s ladder build`).")
+        why = kept.absent_reason(data.get_ladder(path, v), qid) or "it is on no rung the what-if can search"
+        st.info(f"The what-if searches the query's rungs, and {md(qid, one_line=True)} is on none: {md(why)}.")
         return
     if not text.strip():
         st.info("Type the query text to try.")

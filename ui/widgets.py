@@ -24,8 +24,47 @@ def guard() -> Iterator[None]:
     try:
         yield
     except EmbSError as exc:
-        st.error(md(exc))  # messages quote paths, names and values from the data: shown as text
+        st.error(md(data.hide_root(exc)))  # messages quote paths, names, values from the data: shown as text
         st.stop()
+    except Exception as exc:  # noqa: BLE001 - a damaged table is one line too; anything else is re-raised
+        line = damage_line(exc)
+        if line is None:
+            raise
+        st.error(md(line))
+        st.stop()
+
+
+def damage_line(exc: BaseException) -> str | None:
+    """The one line for a damaged or unwritable workspace (``emb_s_core.damage``), names relative to the data root;
+    None when ``exc`` is something else."""
+    from emb_s_core.damage import explain
+
+    wanted = state.get("ws")
+    try:
+        path = data.allowed_workspace(wanted) if wanted else None
+    except EmbSError:
+        path = None
+    if path is None:
+        known = data.list_workspaces()
+        path = known[0] if len(known) == 1 else None
+    line = explain(path, exc) if path else None
+    return None if line is None else data.hide_root(line)
+
+
+@contextmanager
+def page_guard() -> Iterator[None]:
+    """Around the whole page: a damaged or unwritable workspace (a truncated table file, a deleted table folder, a
+    read-only cache) is one error line naming the table and the way back, never a traceback; any other exception
+    is left to Streamlit."""
+    try:
+        yield
+    except EmbSError as exc:
+        st.error(md(data.hide_root(exc)))
+    except Exception as exc:  # noqa: BLE001 - only storage damage is explained; the rest is re-raised
+        line = damage_line(exc)
+        if line is None:
+            raise
+        st.error(md(line))
 
 
 def pick_workspace(required: bool = True) -> tuple[str, int] | None:
@@ -39,7 +78,7 @@ def pick_workspace(required: bool = True) -> tuple[str, int] | None:
         try:
             wanted = data.allowed_workspace(wanted)
         except EmbSError as exc:  # a link naming a folder outside the data root: say so, open the default instead
-            st.error(md(exc))
+            st.error(md(data.hide_root(exc)))
             state.put(ws=None)
             wanted = None
     with st.sidebar:
@@ -56,10 +95,11 @@ def pick_workspace(required: bool = True) -> tuple[str, int] | None:
             try:
                 choice = data.allowed_workspace(typed.strip())
             except EmbSError as exc:
-                st.error(md(exc))
+                st.error(md(data.hide_root(exc)))
     if not choice:
         if required:
-            st.info(f"No workspace yet under {md(data.data_dir())}. Open **Home** to build the demo workspace, or "
+            st.info(f"No workspace yet in the data folder ({md(data.shown_path(data.data_dir()))}). Open **Home** to "
+                    "build the demo workspace, or "
                     "create one with the command below.")
             command("emb-s import --format native PATH --workspace", Path(data.data_dir()) / "mybank")
             st.stop()
@@ -177,4 +217,4 @@ def analysis_view(title: str) -> View:
 def command(head: str, workspace: str | Path, tail: str = "") -> None:
     """The command that fixes what a message says, naming the real workspace folder (shell-quoted), never a
     placeholder; shown as a code block, which renders its text literally."""
-    st.code(f"{head} {shlex.quote(str(workspace))}{' ' + tail if tail else ''}", language="bash")
+    st.code(f"{head} {shlex.quote(data.shown_path(workspace))}{' ' + tail if tail else ''}", language="bash")

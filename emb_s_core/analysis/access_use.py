@@ -12,6 +12,28 @@ from typing import Sequence
 import pandas as pd
 
 from emb_s_core import diagnose
+from emb_s_core.store import Workspace
+
+
+def plumbing_checks(ws: Workspace, access_run: str, qa_run: str, judge: str) -> list[str]:
+    """One line per part of this view (access run, QA run, judge) made by the offline plumbing-check model
+    (``llm.LOCAL_MODEL``, the same test as ``Gateway.is_local``): its quadrants measure nothing, and the page and
+    ``emb-s diagnose`` say so beside them. Empty when every part is a real model (or a retriever)."""
+    from emb_s_core import llm, qa, runs
+    from emb_s_core import judge as judge_mod
+
+    made_by = {}
+    listed = runs.list_runs(ws)
+    system = listed.loc[listed["run"] == access_run, "system"]
+    made_by[f"access run {access_run}"] = str(system.iloc[0]) if len(system) else ""
+    qa_row = qa.get_qa_run(ws, qa_run)
+    made_by[f"QA run {qa_run}"] = str(qa_row["model"]) if qa_row else ""
+    made_by[f"judge {judge}"] = judge.removeprefix("llm:") if judge != judge_mod.REFERENCE else ""
+    local = [part for part, model in made_by.items() if model == llm.LOCAL_MODEL]
+    if not local:
+        return []
+    return [f"{' and '.join(local)}: {llm.LOCAL_MODEL} is the {llm.LOCAL_LABEL}. These quadrants show that the "
+            "pipeline runs; they say nothing about evidence use."]
 
 
 def caption_parts(df: pd.DataFrame, judge: str, k: int, access_threshold: float, score_threshold: float) -> dict:

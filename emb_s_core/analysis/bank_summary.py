@@ -71,3 +71,23 @@ def sources(info: dict) -> pd.DataFrame:
         return src
     per = info.get("documents_per_source", {})
     return pd.DataFrame({"source": list(per), "documents": [int(n) for n in per.values()]})
+
+
+def rung_count(lad: ladder_mod.Ladder | None) -> str:
+    """Home's "Rungs": the view's ladder's rungs (built, else official), the others apart ("24 + 24 twin"): the
+    benign twin is a companion of the ladder, not more of it."""
+    from emb_s_core.analysis import views
+
+    if lad is None:
+        return "0"
+    view = views.ladder_in_view(lad)
+    apart = {kind: sum(ladder_mod.kind_of(n) == kind for n in lad.names) for kind in ladder_mod.LADDER_KINDS
+             if kind != view.kind}
+    label = {ladder_mod.BENIGN: "twin", ladder_mod.OFFICIAL: "official", ladder_mod.BUILT: "built"}
+    return " + ".join([str(len(view.rungs))] + [f"{n} {label[k]}" for k, n in apart.items() if n])
+
+
+def warnings(lad: ladder_mod.Ladder | None) -> list[str]:
+    """The ladder build's warnings (low hard-negative coverage, thin domain rungs): what Home shows; the build's
+    other notes (kept queries, rung names, how the twin was made) are for the Ladder page and ``ladder show``."""
+    return [m for m in (lad.messages if lad is not None else []) if m.startswith("warning:")]

@@ -115,12 +115,14 @@ def to_text(cases: pd.DataFrame, fmt: str) -> str:
     if fmt == "jsonl":
         return "".join(json.dumps({k: _plain(v) for k, v in row.items()}, ensure_ascii=False) + "\n"
                        for row in cases.to_dict("records"))
+    from emb_s_core.export import csv_cell
+
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(cases.columns)
-    for row in cases.itertuples(index=False):
-        writer.writerow([json.dumps(v, ensure_ascii=False) if isinstance(v, list) else ("" if v is None else v)
-                         for v in row])
+    writer.writerow([csv_cell(str(c)) for c in cases.columns])
+    for row in cases.itertuples(index=False):  # a cell a spreadsheet would run as a formula is escaped (OWASP)
+        writer.writerow([csv_cell(json.dumps(v, ensure_ascii=False) if isinstance(v, list) else
+                                  ("" if v is None else v)) for v in row])
     return buf.getvalue()
 
 
@@ -188,13 +190,16 @@ def _jsonl_records(text: str, name: str) -> list[dict]:
 
 
 def _csv_records(text: str, name: str) -> list[dict]:
+    from emb_s_core.export import csv_uncell
+
     reader = csv.DictReader(io.StringIO(text))
     if not reader.fieldnames or "qid" not in reader.fieldnames:
         raise EmbSError("the CSV has no qid column", where=at(name, 1),
                         fix="the first line must name the columns, including qid (as `emb-s cases export` writes).")
     out = []
     for row in reader:
-        out.append(_case({k: (v if v != "" else None) for k, v in row.items()}, at(name, reader.line_num)))
+        out.append(_case({k: (csv_uncell(v) if v != "" else None) for k, v in row.items()},
+                         at(name, reader.line_num)))
         if len(out) > MAX_ROWS:
             raise EmbSError(f"more than {MAX_ROWS:,} cases", where=name, fix="split the list.")
     return out
@@ -207,6 +212,7 @@ def _case(obj: dict, where: str) -> dict:
     qid = validate.text_field(obj, "qid", where)
     if not qid.strip():
         raise EmbSError("a case needs a qid, found an empty one", where=where, fix="give every case its qid.")
+    qid = validate.check_identifier(qid.strip(), where, "qid")  # the one id rule: NFC, no control characters
     run = validate.text_field(obj, "run", where, required=False)
     rung = validate.text_field(obj, "rung", where, required=False)
     return {"qid": qid.strip(), "run": (run or "").strip() or None, "rung": (rung or "").strip() or None}

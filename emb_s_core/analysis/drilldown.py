@@ -298,7 +298,10 @@ def query_answers(ws: Workspace, qid: str, score_threshold: float = 4, rung_orde
     from emb_s_core import labels, qa
 
     answers = qa.load_answers(ws)
-    answers = answers[answers["qid"] == qid][["qa_run", "rung", "answer", "status"]]
+    answers = answers[answers["qid"] == qid][["qa_run", "rung", "answer", "status"]].copy()
+    from emb_s_core.llm.secrets import redact  # a reply stored before replies were masked shows no key either
+
+    answers["answer"] = [redact(a) if isinstance(a, str) else a for a in answers["answer"]]
     if answers.empty:
         return pd.DataFrame(columns=ANSWER_COLUMNS)
     scored = judge_mod.scores(ws)

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from emb_s_core import bank, ladder, metrics, runs
+from emb_s_core.analysis import views
 from emb_s_core.errors import EmbSError
 from emb_s_core.store import Workspace
 
@@ -157,8 +158,11 @@ def adjacent_pairs(lad: ladder.Ladder) -> list[tuple[str, str]]:
 def largest_drop(pq: pd.DataFrame, lad: ladder.Ladder, run: str, k: int = DEFAULT_K) -> tuple[str, str] | None:
     """The adjacent pair (r, r′) on which ``run``'s SR@k falls most, over the queries scored on both (``pq`` from
     ``views.per_query``; SR at the nearest stored cut-off at or below k); ties go to the earlier pair in ladder
-    order. The first adjacent pair when no pair has results on both rungs; None when the ladder has no pair."""
-    pairs = adjacent_pairs(lad)
+    order. The first adjacent pair when no pair has results on both rungs; None when the ladder has no pair. Only
+    pairs of the view's ladder (``views.ladder_in_view``: built, else official) are candidates; the twin's pairs are
+    there to pick, never the default."""
+    mine_rungs = set(views.ladder_in_view(lad).rungs)
+    pairs = [p for p in adjacent_pairs(lad) if p[0] in mine_rungs] or adjacent_pairs(lad)
     if not pairs:
         return None
     column = f"SR@{max([c for c in metrics.KS if c <= k] or [metrics.KS[0]])}"

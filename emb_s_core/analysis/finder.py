@@ -23,8 +23,6 @@ Definitions, per query scored on both sides (a side is a rung, or a pooled scale
 """
 from __future__ import annotations
 
-from typing import Sequence
-
 import numpy as np
 import pandas as pd
 
@@ -43,14 +41,6 @@ COLUMNS = ["qid", "query", "domain", "rung_small", "rung_large", "value_small", 
            "other_new", "other_title"]
 
 
-def view_names(names: Sequence[str]) -> tuple[list[str], list[str]]:
-    """(the view's ladder, its benign twin) among ``names`` in ladder order: the built ladder's names, else the
-    official one's; the twin's never continue it (DESIGN §2), so no default is ever one of them."""
-    kinds = [ladder.kind_of(n) for n in names]
-    kind = next((k for k in (ladder.BUILT, ladder.OFFICIAL) if k in kinds), None)
-    return ([n for n, k in zip(names, kinds) if k == kind], [n for n, k in zip(names, kinds) if k == ladder.BENIGN])
-
-
 def sides(lad: ladder.Ladder | None, pq: pd.DataFrame) -> list[str]:
     """The names the finder accepts on either side, in ladder order: every rung, then every pooled scale that is not
     a rung's own name (``64K`` pools the ``64K/<d>`` rungs)."""
@@ -62,11 +52,8 @@ def defaults(lad: ladder.Ladder | None, pq: pd.DataFrame, large: str | None = No
     """(smaller, larger) to open on: the view's base scale and its largest rung; with ``large`` given (a heatmap
     cell), the base of ``large``'s own ladder kind (a twin cell opens on the twin's base)."""
     scales = views.columns(lad, pq, "scale")
-    own, _ = view_names(scales)
     if large is None:
-        names, _ = view_names(views.columns(lad, pq, "rung"))
-        large = names[-1] if names else None
-        return (own[0] if own else None), large
+        return views.ladder_in_view(scales).base, views.ladder_in_view(views.columns(lad, pq, "rung")).largest
     kind = ladder.kind_of(large)
     same = [s for s in scales if ladder.kind_of(s) == kind]
     return (same[0] if same and same[0] != views.scale_of(large) else None), large

@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from emb_s_core import bank, ladder, tokens
-from emb_s_core.ladder import BUILT, OFFICIAL, Ladder
+from emb_s_core.analysis import views
+from emb_s_core.ladder import BUILT, Ladder
 from emb_s_core.store import Workspace
 
 COLUMNS = ["domain", "queries", "kept", "dropped", "gold_tokens", "base_needed", "near_miss_tokens",
@@ -89,13 +90,44 @@ def dropped_note(summary: pd.DataFrame, base: str, workspace: str | Path = "DIR"
     return text + "."
 
 
+def _view_rows(lad: Ladder) -> pd.DataFrame:
+    """The kept-queries rows of the ladder a view is about: the built ladder's, else the official one's."""
+    kept = lad.kept
+    if "ladder" in kept:
+        kinds = kept["ladder"].fillna(BUILT)
+        kept = kept[kinds == (views.kind_in_view(kinds) or BUILT)]
+    return kept
+
+
 def n_evaluated(lad: Ladder | None) -> int | None:
     """How many queries the ladder evaluates (its kept ones): the built ladder's, else the official one's (a release
     evaluated on its published scales only); None without a ladder."""
     if lad is None:
         return None
-    kept = lad.kept
-    if "ladder" in kept:
-        kinds = kept["ladder"].fillna(BUILT)
-        kept = next((kept[kinds == kind] for kind in (BUILT, OFFICIAL) if (kinds == kind).any()), kept[kinds == BUILT])
-    return int(kept["kept"].astype(bool).sum())
+    return int(_view_rows(lad)["kept"].astype(bool).sum())
+
+
+def evaluated(lad: Ladder | None) -> list[str]:
+    """The qids the view's ladder evaluates (kept), in its table's order (by domain): what a query picker offers."""
+    if lad is None:
+        return []
+    rows = _view_rows(lad)
+    return rows.loc[rows["kept"].astype(bool), "qid"].astype(str).tolist()
+
+
+def absent_reason(lad: Ladder | None, qid: str) -> str | None:
+    """Why ``qid`` is on no rung of the view's ladder (None when it is on one): the reason its build recorded, or
+    that the query is newer than the ladder."""
+    if lad is None:
+        return "the workspace has no ladder yet (`emb-s ladder build`)"
+    rows = _view_rows(lad)
+    row = rows[rows["qid"].astype(str) == str(qid)]
+    if row.empty:
+        return ("the query was not in the bank when the ladder was built: rebuild the ladder "
+                "(`emb-s ladder build`) to evaluate it")
+    if bool(row["kept"].iloc[0]):
+        return None
+    why = str(row["reason"].iloc[0] or "").strip()
+    base = lad.options.get("base")
+    return ("the ladder left it out of every rung" + (f": {why}" if why else "")
+            + (f" (base {base}; the Ladder page says how to keep it)" if base else ""))

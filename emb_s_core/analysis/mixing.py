@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from emb_s_core import bank, ladder, runs
+from emb_s_core.analysis import views
 from emb_s_core.schema import OK
 from emb_s_core.store import Workspace
 
@@ -20,10 +21,14 @@ COLUMNS = ["run", "rung", "qid", "n_sources"]
 
 
 def rung_pair(lad: ladder.Ladder) -> list[str]:
-    """The first shared rung (the union of the base pools, "512K") and the largest rung; one name when they are the
-    same rung."""
-    shared = [r.name for r in lad.rungs if r.kind == "shared"]
-    return list(dict.fromkeys(shared[:1] + [lad.rungs[-1].name]))
+    """The first shared rung of the view's ladder (the union of the base pools, "512K"; a one-domain ladder's base
+    pool is that union, so its base rung) and the view's largest rung; one name when they are the same rung. Never a
+    twin rung (``views.ladder_in_view``): the twin is its companion, not its continuation."""
+    view = views.ladder_in_view(lad)
+    mine = [r for r in lad.rungs if r.name in set(view.rungs)]
+    one_domain = len({r.domain for r in mine if r.domain}) == 1
+    shared = [r.name for r in mine if r.kind == "shared"] or ([mine[0].name] if one_domain else [])
+    return list(dict.fromkeys(shared[:1] + ([view.largest] if view.largest else [])))
 
 
 def count_sources(results: pd.DataFrame, doc_source: pd.Series, k: int = K) -> pd.DataFrame:

@@ -53,9 +53,10 @@ def ladders_in(per_query_df: pd.DataFrame) -> list[str]:
 
 
 def default_ladder(per_query_df: pd.DataFrame) -> str:
-    """The built ladder when results cover it, else the first kind they cover (a release's official ladder)."""
+    """The ladder the view is about (``views.kind_in_view``): the built ladder when results cover it, else a
+    release's official ladder; the twin only when the results cover nothing else."""
     held = ladders_in(per_query_df)
-    return held[0] if held else ladder.BUILT
+    return views.kind_in_view(held) or (held[0] if held else ladder.BUILT)
 
 
 def available_scales(per_query_df: pd.DataFrame, kind: str | None = None) -> list[str]:
@@ -249,5 +250,7 @@ def render(table: PaperTable, fmt: str) -> str:
     if fmt == "latex":
         return to_latex(table)
     if fmt == "csv":
-        return flat(table).to_csv(index=False)
+        from emb_s_core.export import csv_frame
+
+        return csv_frame(flat(table)).to_csv(index=False)
     raise EmbSError(f"unknown paper-table format {fmt!r}", fix=f"use one of: {', '.join(FORMATS)}.")

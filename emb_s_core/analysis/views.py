@@ -5,8 +5,9 @@ apply the same filters and call the same metrics functions; pages add caching on
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -23,6 +24,54 @@ PER_QUERY_BASE = ["run", "rung", "qid", "status", "scale", "domain", "task_type"
 def scale_of(rung: str) -> str:
     """``64K/history`` → ``64K``: domain rungs of one size pooled into one scale; shared rungs keep their name."""
     return rung.split("/", 1)[0]
+
+
+@dataclass(frozen=True)
+class LadderInView:
+    """The ladder a view is about (DESIGN §2): the built ladder, else the official one. The benign twin is its
+    companion, drawn beside it and never continuing it, so no default (largest rung, sort column, rung pair) is ever
+    a twin rung. Built from names in ladder order, rungs or pooled scales alike (``benign:64K`` is the twin's)."""
+
+    kind: str | None  # ladder.BUILT, ladder.OFFICIAL, or None when no name belongs to either
+    rungs: tuple[str, ...]  # that ladder's names, in the order given
+    companion: tuple[str, ...]  # the benign twin's names, in the order given
+    searchable: tuple[str, ...]  # every name but the twin's: pools a typed question can be searched in
+
+    @property
+    def largest(self) -> str | None:
+        """The view's largest rung (or scale): what a page opens on when it must pick one."""
+        return self.rungs[-1] if self.rungs else None
+
+    @property
+    def base(self) -> str | None:
+        """The view's smallest rung (or scale)."""
+        return self.rungs[0] if self.rungs else None
+
+
+def kind_in_view(kinds: Iterable[str]) -> str | None:
+    """Which of the ladder kinds present a view is about: built, else official; None when only the twin (or
+    nothing) is there."""
+    present = set(kinds)
+    return next((k for k in (ladder.BUILT, ladder.OFFICIAL) if k in present), None)
+
+
+def ladder_in_view(names: Iterable[str] | ladder.Ladder | None) -> LadderInView:
+    """The :class:`LadderInView` of rung (or scale) names in ladder order, or of a loaded ladder (all its kinds)."""
+    if isinstance(names, ladder.Ladder):
+        names = names.names
+    names = list(dict.fromkeys(names or []))
+    kinds = [ladder.kind_of(n) for n in names]
+    kind = kind_in_view(kinds)
+    return LadderInView(kind, tuple(n for n, k in zip(names, kinds) if k == kind),
+                        tuple(n for n, k in zip(names, kinds) if k == ladder.BENIGN),
+                        tuple(n for n, k in zip(names, kinds) if k != ladder.BENIGN))
+
+
+def default_rung(names: Sequence[str]) -> str | None:
+    """The name a widget offering ``names`` (ladder order) opens on: the view's largest rung; only when every name is
+    the twin's (nothing else to offer) the last of them; None for no names."""
+    names = list(names)
+    return ladder_in_view(names).largest or (names[-1] if names else None)
 
 
 def per_query(ws: Workspace, run_names: Sequence[str] | None = None,
@@ -102,6 +151,7 @@ def cell_states(per_query_df: pd.DataFrame, run_names: list[str], cols: list[str
     the model; error when all failed otherwise; "not run" when the run stored nothing there. Neither of the last
     three is ever drawn as a zero.
     """
+    run_names = list(dict.fromkeys(run_names))  # a repeated name is one name (one row per run)
     grid = pd.MultiIndex.from_product([run_names, cols], names=["run", x]).to_frame(index=False)
     if per_query_df.empty:
         grid["state"] = CELL_NOT_RUN
@@ -132,7 +182,7 @@ def figure(ws: Workspace, kind: str, metric: str = "SR@10", *, run_names: list[s
     if not all_runs:
         raise EmbSError(f"the workspace {ws.path} has no runs",
                         fix=f"evaluate a retriever first (`emb-s eval --workspace {ws.cli} --retriever bm25`).")
-    chosen = run_names or all_runs
+    chosen = list(dict.fromkeys(run_names or all_runs))  # `--runs bm25,bm25` names one run
     unknown = [r for r in chosen if r not in all_runs]
     if unknown:
         raise EmbSError(f"no run named {', '.join(unknown)}", fix=f"use some of: {', '.join(all_runs)}.")

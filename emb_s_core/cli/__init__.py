@@ -48,16 +48,28 @@ def main(argv: list[str] | None = None) -> int:
         with writer_settings(wait=not getattr(args, "no_wait", False)):
             result = args.func(args)
     except EmbSError as exc:
-        print(f"emb-s: error: {exc}", file=sys.stderr)
+        from emb_s_core.llm.secrets import redact  # the last net: no secret-shaped string in any error line
+
+        print(f"emb-s: error: {redact(exc)}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into head/less that closed early
         return 0
-    except Exception as exc:  # a full disk outside a transaction (e.g. SQLite's LLM cache): one line too
+    except Exception as exc:  # a full disk, a damaged or unwritable table or cache: one line too
         from emb_s_core.store import disk_full_error, is_disk_full
 
-        if not is_disk_full(exc) or not getattr(args, "workspace", None):
+        workspace = getattr(args, "workspace", None)
+        if not workspace:
             raise
-        print(f"emb-s: error: {disk_full_error(args.workspace)}", file=sys.stderr)
+        if is_disk_full(exc):
+            print(f"emb-s: error: {disk_full_error(workspace)}", file=sys.stderr)
+            return 2
+        from emb_s_core.damage import explain
+        from emb_s_core.llm.secrets import redact
+
+        damage = explain(workspace, exc)
+        if damage is None:
+            raise
+        print(f"emb-s: error: {redact(damage)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("emb-s: interrupted; finished work is kept and the next run resumes.", file=sys.stderr)

@@ -13,6 +13,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_workspace(h)
     h.add_argument("--version", type=int, default=None, metavar="N",
                    help="print the bank summary of version N (read-only view)")
+    h.add_argument("--restore", type=int, default=None, metavar="N",
+                   help="make a new version with the content of version N (the way back from a damaged table; "
+                        "later versions stay in the history)")
     h.set_defaults(func=cmd_history)
 
     from emb_s_core.cli.common import add_model_options
@@ -76,6 +79,11 @@ def cmd_collide(args: argparse.Namespace) -> int:
 def cmd_history(args: argparse.Namespace) -> int:
     from emb_s_core.store import Workspace
 
+    if args.restore is not None:
+        ws = Workspace(args.workspace)
+        new = ws.restore(args.restore)
+        print(f"restored version {args.restore} of {ws.path} as version {new}", file=sys.stderr)
+        return 0
     if args.version is not None:
         from emb_s_core.bank import info
 

@@ -183,6 +183,10 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
                             rungs=parse_list(args.rungs))
     for line in diagnose.bank_notes(ws, args.access_run, args.qa_run):
         print(f"note: {line}", file=sys.stderr)
+    from emb_s_core.analysis import access_use
+
+    for line in access_use.plumbing_checks(ws, args.access_run, args.qa_run, args.judge):
+        print(f"warning: {line}", file=sys.stderr)
     by = parse_list(args.by) or ["rung"]
     summ = diagnose.summary(df, by)
     if args.figure:

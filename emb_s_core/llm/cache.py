@@ -11,6 +11,8 @@ import threading
 import time
 from pathlib import Path
 
+from emb_s_core.errors import EmbSError
+
 CACHE_FILE = "llm_cache.sqlite"
 
 
@@ -37,9 +39,16 @@ class ResponseCache:
         return {"text": row[0], "prompt_tokens": row[1], "completion_tokens": row[2], "cost": row[3]}
 
     def put(self, key: str, model: str, text: str, prompt_tokens: int, completion_tokens: int, cost: float) -> None:
-        with self._lock, self._connect() as con:
-            con.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        (key, model, text, prompt_tokens, completion_tokens, cost, time.time()))
+        try:
+            with self._lock, self._connect() as con:
+                con.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            (key, model, text, prompt_tokens, completion_tokens, cost, time.time()))
+        except sqlite3.OperationalError as exc:  # a read-only file or folder: one line, not a traceback
+            if "readonly" not in str(exc).lower() and "read-only" not in str(exc).lower():
+                raise
+            raise EmbSError(f"the response cache cannot be written ({exc})", where=str(self.path),
+                            fix=f"make {self.path.name} (and its folder) writable by this user, or delete it (a rerun "
+                                "then sends the calls again); replies already cached are kept.") from None
 
     def __len__(self) -> int:
         with self._lock, self._connect() as con:

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from emb_s_core.errors import EmbSError
 from emb_s_core.llm.cache import CACHE_FILE, ResponseCache
-from emb_s_core.llm import retry
+from emb_s_core.llm import bounded, retry
 from emb_s_core.llm.local import LOCAL_LABEL, LOCAL_MODEL, LOCAL_WINDOW, local_handler, local_tokenizer
 from emb_s_core.llm.secrets import NO_KEY, SECRET_NAME, load_secrets, redact
 from emb_s_core.schema import DOES_NOT_FIT, ERROR, OK
@@ -243,10 +243,12 @@ class Gateway:
             with self._lock:
                 self.usage.calls += 1
             try:
-                response = litellm.completion(model=self.model, messages=messages, max_tokens=self.max_tokens,
-                                              temperature=self.temperature, timeout=self.timeout, num_retries=0,
-                                              **self.params)
-                text = reply_text(response)
+                response = self._send(litellm, messages)
+                text = redact(reply_text(response))  # a reply echoing a key is stored and shown masked
+            except bounded.ReplyTooLarge as exc:  # never retried: the server would send it again
+                return CallResult(ERROR, prompt_tokens=n_prompt, attempts=attempt + 1,
+                                  error=f"ReplyTooLarge: {exc} ({self.max_tokens} tokens asked); nothing of it was "
+                                        "stored")
             except litellm.ContextWindowExceededError as exc:
                 return CallResult(DOES_NOT_FIT, prompt_tokens=n_prompt, attempts=attempt + 1,
                                   error=redact(f"provider: {type(exc).__name__}"))
@@ -273,6 +275,18 @@ class Gateway:
                                             "sends only the failed ones")
         return CallResult(ERROR, prompt_tokens=n_prompt, attempts=attempts,
                           error=f"gave up after {attempts} attempts (timeout {self.timeout:g} s); last: {last}")
+
+    def _send(self, litellm: Any, messages: Messages) -> Any:
+        """One litellm call, bounded in all by the timeout and in reply size by the tokens asked."""
+        with bounded.limits(self.timeout, bounded.chat_reply_limit(self.max_tokens)) as state:
+            try:
+                response = litellm.completion(model=self.model, messages=messages, max_tokens=self.max_tokens,
+                                              temperature=self.temperature, timeout=self.timeout, num_retries=0,
+                                              **self.params)
+            except Exception:
+                bounded.check(state)
+                raise
+        return response
 
     # ------------------------------------------------------------------ estimate
     def estimate(self, batch: Iterable[Messages], *, salts: Sequence[object] | None = None,
@@ -366,6 +380,8 @@ def load_litellm() -> Any:
             # the project's retry policy (llm.retry) is the only one: litellm would otherwise let the OpenAI client
             # retry each embedding request twice more (it reads max_retries=0 as "the default")
             litellm.DEFAULT_MAX_RETRIES = 0
+            # every HTTP exchange bounded in time and size by the call in progress (llm.bounded)
+            litellm.client_session = bounded.http_client()
             if not any(item.get("provider") == "local" for item in litellm.custom_provider_map):
                 litellm.custom_provider_map = [*litellm.custom_provider_map,
                                                {"provider": "local", "custom_handler": local_handler()}]

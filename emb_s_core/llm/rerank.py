@@ -17,7 +17,7 @@ import numpy as np
 
 from emb_s_core.errors import EmbSError
 from emb_s_core.llm.cache import ResponseCache
-from emb_s_core.llm import retry
+from emb_s_core.llm import bounded, retry
 from emb_s_core.llm.gateway import load_litellm
 from emb_s_core.llm.secrets import redact
 
@@ -80,16 +80,28 @@ class ServedReranker:
     def _call(self, query: str, documents: list[str]) -> list[float]:
         litellm = load_litellm()
         retryable = retry.transient(litellm)
+        from litellm.llms.custom_httpx.http_handler import HTTPHandler
+
         kwargs = {"api_base": self.api_base} if self.api_base else {}
+        kwargs["client"] = HTTPHandler(client=bounded.http_client())  # bounded in time and size (llm.bounded)
         if self.api_key:
             kwargs["api_key"] = self.api_key
         last = ""
         for attempt in range(self.max_retries + 1):
             self.requests += 1
             try:
-                response = litellm.rerank(model=self.model, query=query, documents=documents,
-                                          top_n=len(documents), return_documents=False, timeout=self.timeout,
-                                          **kwargs)
+                with bounded.limits(self.timeout, bounded.rerank_reply_limit(len(documents))) as cut:
+                    try:
+                        response = litellm.rerank(model=self.model, query=query, documents=documents,
+                                                  top_n=len(documents), return_documents=False,
+                                                  timeout=self.timeout, **kwargs)
+                    except Exception:
+                        bounded.check(cut)
+                        raise
+            except bounded.ReplyTooLarge as exc:
+                raise EmbSError(f"reranker {self.model!r} sent an oversized reply: {exc} ({len(documents)} "
+                                "documents)", where=redact(self.api_base or "litellm default endpoint"),
+                                fix="fix or replace the server; nothing from this reply was stored.") from None
             except retryable as exc:
                 last = redact(retry.describe(exc))
                 if attempt < self.max_retries:
@@ -99,7 +111,7 @@ class ServedReranker:
                 continue
             except Exception as exc:  # noqa: BLE001 - a refused call: the user must fix model, endpoint or key
                 raise EmbSError(f"reranker {self.model!r} refused the call: {redact(str(exc)[:300])}",
-                                where=self.api_base or "litellm default endpoint",
+                                where=redact(self.api_base or "litellm default endpoint"),
                                 fix="check the model name, the --api-base URL and its key "
                                     f"({API_KEY_ENV}).") from None
             scores = [np.nan] * len(documents)
@@ -107,9 +119,9 @@ class ServedReranker:
                 scores[int(result["index"])] = float(result["relevance_score"])
             if any(np.isnan(s) for s in scores):
                 raise EmbSError(f"reranker {self.model!r} scored {sum(not np.isnan(s) for s in scores)} of "
-                                f"{len(documents)} documents", where=self.api_base or "litellm",
+                                f"{len(documents)} documents", where=redact(self.api_base or "litellm"),
                                 fix="the server must return a score for every document (top_n = all).")
             return scores
         raise EmbSError(f"reranker {self.model!r} failed after {self.max_retries + 1} attempts; last: {last}",
-                        where=self.api_base or "litellm default endpoint",
+                        where=redact(self.api_base or "litellm default endpoint"),
                         fix="check that the server is up, then rerun: finished batches are kept.")

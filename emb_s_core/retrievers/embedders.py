@@ -307,7 +307,7 @@ class LiteLLMEmbedder(Embedder):
         return self.batch_size * len(self.api_bases)
 
     def _call(self, batch: list[str], api_base: str | None = None) -> np.ndarray:
-        from emb_s_core.llm import retry
+        from emb_s_core.llm import bounded, retry
         from emb_s_core.llm.gateway import load_litellm
         from emb_s_core.llm.secrets import NO_KEY, redact
 
@@ -330,7 +330,17 @@ class LiteLLMEmbedder(Embedder):
                 time.sleep(wait)
             self._last[api_base] = time.monotonic()
             try:
-                resp = litellm.embedding(**kwargs)
+                with bounded.limits(self.timeout, bounded.embedding_reply_limit(len(batch), self.dim or None)) as cut:
+                    try:
+                        resp = litellm.embedding(**kwargs)
+                    except Exception:
+                        bounded.check(cut)
+                        raise
+            except bounded.ReplyTooLarge as exc:
+                raise EmbSError(f"embedding endpoint sent an oversized reply for model {self.model!r}: {exc} "
+                                f"({len(batch)} texts)", where=redact(where),
+                                fix="fix or replace the server; nothing from this reply was stored, vectors already "
+                                    "embedded are kept and a rerun sends only the missing ones.") from None
             except transient as exc:
                 last = redact(retry.describe(exc))
                 if attempt < self.retries:
@@ -340,13 +350,13 @@ class LiteLLMEmbedder(Embedder):
                 continue
             except Exception as exc:  # noqa: BLE001 - refused (bad model, key) or unreadable: no retry helps
                 raise EmbSError(f"embedding endpoint refused or garbled the request for model {self.model!r} "
-                                f"({redact(retry.describe(exc))})", where=where,
+                                f"({redact(retry.describe(exc))})", where=redact(where),
                                 fix="check the model name, the endpoint and its key; vectors already embedded are "
                                     "kept and a rerun sends only the missing ones.") from None
             return self._vectors(resp, len(batch), where)
         retry.give_up(what, attempts, last, "vectors already embedded are kept; a rerun sends only the missing ones")
         raise EmbSError(f"embedding endpoint failed for model {self.model!r}: gave up after {attempts} attempts of "
-                        f"{self.timeout:g} s each (last: {last})", where=where,
+                        f"{self.timeout:g} s each (last: {last})", where=redact(where),
                         fix="check that the server is up (or raise --timeout / EMB_S_EMBEDDING_TIMEOUT), then rerun: "
                             "vectors already embedded are kept and only the missing ones are sent.")
 

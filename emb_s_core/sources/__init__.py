@@ -44,6 +44,7 @@ def read_bank(fmt: str, path: str | Path, source: str | None = None, domain: str
     """
     if domain is not None and not domain.strip():
         raise EmbSError("--domain is empty", fix="pass a domain name, e.g. --domain wikipedia, or leave it out.")
+    from emb_s_core.schema import normal_domain
     from emb_s_core.sources.validate import input_path, validate_bank
 
     path = input_path(Path(path), "import path")  # a FIFO, link loop, unreadable path: their own words
@@ -58,8 +59,9 @@ def read_bank(fmt: str, path: str | Path, source: str | None = None, domain: str
                         fix="flatten the records (see the json_depth limit in README, Limits).") from None
     validate_bank(bank, path)  # types, ranges, invariants: the last gate before anything is written
     if domain:
+        domain = normal_domain(domain)  # the one rule for domains (schema.normal_domain)
         if isinstance(bank.documents, DocumentStream):
-            bank.documents.default_domain = domain.strip()
+            bank.documents.default_domain = domain
         for record in (*(() if isinstance(bank.documents, DocumentStream) else bank.documents), *bank.queries):
-            record.domain = record.domain or domain.strip()
+            record.domain = record.domain or domain
     return bank

@@ -5,6 +5,8 @@ import hashlib
 from pathlib import Path
 from typing import Any, Iterable, Iterator, TypeVar
 
+import numpy as np
+
 from emb_s_core.errors import EmbSError, at
 from emb_s_core.sources import validate
 
@@ -107,23 +109,113 @@ def iter_data_records(path: Path, what: str) -> Iterator[tuple[str, dict[str, An
 def iter_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Rows of a JSONL or Parquet file as (line or row number, dict)."""
     if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        try:
-            pf = pq.ParquetFile(require_file(path, "Parquet file"))
-            validate.require_records(pf.metadata.num_rows, path)
-            i = 0
-            for batch in pf.iter_batches(batch_size=4096):  # a batch of rows at a time, not the whole table
-                for row in batch.to_pylist():
-                    i += 1
-                    yield i, row
-        except EmbSError:
-            raise
-        except Exception as exc:
-            raise EmbSError(f"cannot read Parquet file ({exc})", where=str(path),
-                            fix="check that it is a valid Parquet file.") from None
+        yield from iter_parquet(path)
     else:
         yield from iter_jsonl(path)
+
+
+#: rows decoded at a time from a Parquet file (each checked for size before it is turned into Python objects)
+PARQUET_BATCH = 256
+#: decoded text a Parquet file may hold: at least this, else ``PARQUET_EXPANSION`` × the file's size
+PARQUET_MIN_TOTAL = 64 << 20
+PARQUET_EXPANSION = 100
+
+
+def iter_parquet(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Rows of a Parquet file as (row number, dict), bounded before anything is decoded.
+
+    Why: Parquet compresses and dictionary-encodes, so a 7 KB file can hold a 200 MB cell and a 23 KB file gigabytes
+    of repeated text. From the metadata first: distinct column names (pyarrow would silently keep one of two
+    ``text`` columns) and no column chunk whose uncompressed size passes the file's bound. Then every byte column,
+    nested ones too (a list of strings), is read as a dictionary, a few rows at a time, and each row's decoded size
+    (computed from value lengths, indices and list offsets, without decoding) is checked against the record limit
+    (``record_bytes``, as for a JSON Lines line) and the running total against ``PARQUET_EXPANSION`` × the file size
+    (at least ``PARQUET_MIN_TOTAL``), before a row becomes Python objects."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    require_file(path, "Parquet file")
+    cell_limit = validate.limits().record_bytes
+    total_limit = max(PARQUET_MIN_TOTAL, PARQUET_EXPANSION * path.stat().st_size)
+    try:
+        pf = pq.ParquetFile(path)
+        names = pf.schema_arrow.names
+        meta = pf.metadata
+    except Exception as exc:  # noqa: BLE001 - any unreadable footer is one clear line
+        raise EmbSError(f"cannot read Parquet file ({validate_message(exc)})", where=str(path),
+                        fix="check that it is a valid Parquet file.") from None
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise EmbSError(f"the Parquet file has {len(repeated)} column name(s) twice: {', '.join(map(repr, repeated))}",
+                        where=str(path), fix="give every column its own name (which of two is meant is unknowable).")
+    validate.require_records(meta.num_rows, path)
+    for g in range(meta.num_row_groups):
+        group = meta.row_group(g)
+        for c in range(group.num_columns):
+            column = group.column(c)
+            if column.total_uncompressed_size > total_limit:
+                raise EmbSError(f"column {column.path_in_schema!r} of row group {g} holds "
+                                f"{column.total_uncompressed_size:,} bytes uncompressed, more than the "
+                                f"{total_limit:,} a {path.stat().st_size:,}-byte file may expand to", where=str(path),
+                                fix="write the bank as JSON Lines, or as Parquet without extreme compression.")
+    byte_columns = [c.path for c in pf.schema if c.physical_type in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY")]
+    total = 0
+    i = 0
+    try:
+        pf = pq.ParquetFile(path, read_dictionary=byte_columns)  # repeated text stays one value until checked
+        for batch in pf.iter_batches(batch_size=PARQUET_BATCH):
+            sizes = np.zeros(batch.num_rows, dtype=np.int64)
+            for column in batch.columns:
+                sizes += _decoded_sizes(column, pa, pc)
+            if len(sizes) and int(sizes.max()) > cell_limit:
+                row = i + int(sizes.argmax()) + 1
+                validate.check_limit("record_bytes", int(sizes.max()), f"{path} row {row}")
+            total += int(sizes.sum())
+            if total > total_limit:
+                raise EmbSError(f"the Parquet file's text passes {total_limit:,} bytes by row {i + batch.num_rows:,} "
+                                f"({PARQUET_EXPANSION}× its {path.stat().st_size:,} bytes on disk: a compression "
+                                "or dictionary bomb, or a file to import as JSON Lines)", where=str(path),
+                                fix="write the bank as JSON Lines (checked line by line), or split the file.")
+            for row in batch.to_pylist():
+                i += 1
+                yield i, row
+    except EmbSError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        raise EmbSError(f"cannot read Parquet file ({validate_message(exc)})", where=str(path),
+                        fix="check that it is a valid Parquet file.") from None
+
+
+def _decoded_sizes(array, pa, pc) -> np.ndarray:
+    """Bytes each row of ``array`` takes once decoded, computed without decoding: a dictionary's value lengths
+    taken by index, text lengths, lists summed through their offsets, structs field by field (numbers count 0)."""
+    n = len(array)
+    if isinstance(array, pa.ChunkedArray):
+        return np.concatenate([_decoded_sizes(c, pa, pc) for c in array.chunks]) if array.num_chunks else \
+            np.zeros(0, np.int64)
+    kind = array.type
+    if pa.types.is_dictionary(kind):
+        lengths = _decoded_sizes(array.dictionary, pa, pc)
+        index = array.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        return lengths[index] if len(lengths) else np.zeros(n, np.int64)
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind) \
+            or pa.types.is_large_binary(kind):
+        return pc.binary_length(array).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        inner = np.concatenate([[0], np.cumsum(_decoded_sizes(array.values, pa, pc))])
+        offsets = array.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
+        return inner[offsets[1:]] - inner[offsets[:-1]]
+    if pa.types.is_struct(kind):
+        out = np.zeros(n, np.int64)
+        for f in range(kind.num_fields):
+            out += _decoded_sizes(array.field(f), pa, pc)
+        return out
+    return np.zeros(n, np.int64)
+
+
+def validate_message(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:200]
 
 
 def require_field(obj: dict, key: str, where: str, kind: type | tuple[type, ...] | None = None) -> Any:

@@ -55,6 +55,9 @@ MAX_REPEATS = 1000
 #: unmatched references named in the notes and the stored summary (all are counted)
 MAX_NAMED = 50
 _SCALE = re.compile(r"^\d+(?:\.\d+)?[KkMmGg]$")
+#: the largest scale label accepted: 64G tokens (the paper's largest scale is 326M); a larger or zero label is a
+#: damaged or hostile folder name, refused before it reaches the ladder
+MAX_SCALE_TOKENS = 64 << 30
 
 
 def _check_distinct(refs: list | tuple, path: Path) -> None:
@@ -96,6 +99,8 @@ def find_layout(path: Path) -> Layout:
         for name in (REFERENCES, RECORDS):
             require_file(path / name, "EMB-S release file")
         label = path.name if is_scale_label(path.name) else "all"
+        if label != "all":
+            check_scale_label(label, str(path))
         return Layout(path, [(label, path)], single_scale=True)
     data, qar = path / "data", path / "qar"
     if not data.is_dir():
@@ -109,17 +114,41 @@ def find_layout(path: Path) -> Layout:
             raise EmbSError(f"data/{sub.name} is not a scale folder name", where=str(sub),
                             fix="scale folders are named by their size label (64K, 128K, 512K, 1M, 30M, 326M); "
                                 "move or rename the folder.")
+        check_scale_label(sub.name, str(sub))
         for name in (REFERENCES, RECORDS):
             if not (sub / name).is_file():
                 raise EmbSError(f"scale folder data/{sub.name} has no {name}", where=str(sub),
                                 fix=f"every scale folder holds {REFERENCES} and {RECORDS}; download the missing file "
                                     "(`git lfs pull`).")
+            _inside(path, sub / name)
         scales.append((sub.name, sub))
     if not scales:
         raise EmbSError(f"{data} holds no scale folder", fix="expected data/<scale>/ folders such as data/64K/.")
     scales.sort(key=lambda s: scale_tokens(s[0]))
     splits = {p.stem: p for p in sorted(qar.glob("*.jsonl"))} if qar.is_dir() else {}
+    for file in splits.values():
+        _inside(path, file)
     return Layout(path, scales, splits)
+
+
+def check_scale_label(label: str, where: str) -> int:
+    """The tokens of a scale label, refused when zero or past :data:`MAX_SCALE_TOKENS` (``0K`` would build an empty
+    rung, ``99999999999999999999G`` overflows every count)."""
+    size = scale_tokens(label)
+    if not 0 < size <= MAX_SCALE_TOKENS:
+        raise EmbSError(f"scale label {label[:30]!r} is {'zero' if size <= 0 else 'larger than 64G tokens'}",
+                        where=where, fix="scale folders are named by their real size (64K ... 326M); rename the "
+                                         "folder or drop it.")
+    return size
+
+
+def _inside(root: Path, file: Path) -> None:
+    """Refuse a file of the release that a symbolic link takes outside the release folder: an import reads what
+    the release holds, never a file elsewhere on the machine."""
+    real, home = file.resolve(), root.resolve()
+    if real != home and home not in real.parents:
+        raise EmbSError(f"{file.relative_to(root)} is a link to a file outside the release folder", where=str(file),
+                        fix="copy the file into the release folder (or import from where it really is).")
 
 
 # ------------------------------------------------------------------------------------------ reading
@@ -156,7 +185,7 @@ class _Reader:
     unmatched: int = 0
     unmatched_named: list[dict] = field(default_factory=list)
     keys: dict[str, int] = field(default_factory=dict)
-    seen_queries: set[str] = field(default_factory=set)
+    seen_queries: dict[str, tuple[tuple[str, str], str]] = field(default_factory=dict)  # id -> (content, where)
     duplicate_queries: int = 0
     has_domain: bool = False
 
@@ -228,10 +257,16 @@ class _Reader:
             self.keys[key] = self.keys.get(key, 0) + 1
         qid = str(rec.get("qid", rec.get("id", default_qid)))
         dedup = qid if ("qid" in rec or "id" in rec) else normalized(rec["query"])
-        if dedup in self.seen_queries:  # the same query in a larger scale's data.pkl
+        content = (normalized(rec["query"]), normalized(str(rec["answer"])))
+        if dedup in self.seen_queries:  # the same query in a larger scale's data.pkl: read once
+            first, first_where = self.seen_queries[dedup]
+            if first != content:  # two different questions under one id: which one is meant is unknowable
+                raise EmbSError(f"query id {qid!r} names two different questions ({first_where}: "
+                                f"{first[0][:60]!r}; here: {content[0][:60]!r})", where=where,
+                                fix="give every question its own id; the same question may repeat under its id.")
             self.duplicate_queries += 1
             return
-        self.seen_queries.add(dedup)
+        self.seen_queries[dedup] = (content, where)
         record_scale = rec["scale"] if isinstance(rec.get("scale"), str) else scale
         gold: list[int] = []
         for ref in rec["reference_list"]:

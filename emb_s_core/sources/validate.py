@@ -13,12 +13,13 @@ import math
 import os
 import re
 import stat
+import unicodedata
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Iterator
 
 from emb_s_core.errors import EmbSError, at
-from emb_s_core.schema import DocumentStream
+from emb_s_core.schema import DocumentStream, normal_domain
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 FLOAT32_MAX = 3.4028234663852886e38  # a score is stored as float32: anything larger would be stored as inf
@@ -36,6 +37,7 @@ class Limits:
     references_per_query: int = 10_000  # gold + hard-negative ids of one query
     pickle_items: int = 50_000_000  # elements reachable in a loaded pickle, shared references counted each time
     json_depth: int = 200  # nesting of one JSON value
+    run_lines: int = 10_000_000  # lines of one TREC run file (10,000 queries × 1,000 documents)
 
 
 #: limit name -> environment variable that overrides it
@@ -44,6 +46,7 @@ LIMIT_ENV = {
     "references_per_query": "EMB_S_MAX_REFERENCES",
     "pickle_items": "EMB_S_MAX_PICKLE_ITEMS",
     "json_depth": "EMB_S_MAX_JSON_DEPTH",
+    "run_lines": "EMB_S_MAX_RUN_LINES",
 }
 
 
@@ -274,18 +277,41 @@ def check_text(value: str, where: str, field: str) -> str:
     return value
 
 
-def check_identifier(value: str, where: str, field: str) -> str:
-    """An id or a name: non-blank text without control characters (NUL, newline, tab ...), which would break the
-    one-line outputs, TREC files and the dashboard's URLs that carry it."""
+#: Unicode categories no id or name may hold: control, format (bidi overrides, zero-width), line and paragraph
+#: separators (U+2028, U+2029), private use, unassigned and surrogates
+_UNPRINTABLE = frozenset({"Cc", "Cf", "Zl", "Zp", "Co", "Cn", "Cs"})
+
+
+def check_identifier(value: str, where: str, field: str, *, spaces: bool = True) -> str:
+    """The one rule for ids and names, in every format (README, "Ids and names"): NFC-normalized (so NFC and NFD
+    "café" are one id), no control or format character (newline, U+2028, a right-to-left override, a zero-width
+    space), which would break one-line outputs, TREC files, CSV lists and URLs; an id (``spaces=False``: query ids,
+    record ids) is stripped of surrounding blanks and holds no whitespace inside, since a TREC run cannot carry it.
+    Returns the normalized value."""
     check_text(value, where, field)
     if not value.strip():
         check_value(value, "a non-empty string", where, field)
-    found = _CONTROL.search(value)
-    if found:
-        raise EmbSError(f"field {field!r}: {value[:40]!r} holds the control character U+{ord(found.group()):04X} at "
-                        f"character {found.start() + 1}", where=where,
-                        fix="ids and names must be printable text: remove newlines, tabs and NUL bytes.")
+    value = unicodedata.normalize("NFC", value if spaces else value.strip())
+    if value.isascii():
+        found = _CONTROL.search(value)
+        position = found.start() if found else -1
+    else:
+        position = next((i for i, c in enumerate(value) if unicodedata.category(c) in _UNPRINTABLE), -1)
+    if position >= 0:
+        char = value[position]
+        name = unicodedata.name(char, "")
+        raise EmbSError(f"field {field!r}: {value[:40]!r} holds the control character U+{ord(char):04X}"
+                        f"{f' ({name})' if name else ''} at character {position + 1}", where=where,
+                        fix="ids and names must be printable text: remove newlines, tabs, NUL bytes, line "
+                            "separators and direction overrides.")
+    if not spaces and any(c.isspace() for c in value):
+        position = next(i for i, c in enumerate(value) if c.isspace())
+        raise EmbSError(f"field {field!r}: {value[:40]!r} holds whitespace at character {position + 1}",
+                        where=where, fix="an id is one word (a TREC run cannot carry spaces): write it without "
+                                         "spaces, e.g. with '_' instead.")
     return value
+
+
 
 
 def check_name(name: object, what: str) -> str:
@@ -395,7 +421,7 @@ def id_field(obj: dict, key: str, where: str) -> str:
     """A record id: a non-empty string, or an integer in the 64-bit range; returned as a string."""
     value = _get(obj, key, where, True)
     if isinstance(value, str) and value.strip():
-        return check_identifier(value, where, key)
+        return check_identifier(value, where, key, spaces=False)
     if _is_int(value) and INT64_MIN <= value <= INT64_MAX:
         return str(value)
     check_value(value, "a non-empty string or a 64-bit integer", where, key)
@@ -468,16 +494,21 @@ def validate_bank(bank: Any, path: Path) -> None:
         what = "no records" if not bank.documents else "no usable query"
         raise EmbSError(f"{what} in {path}{skipped}",
                         fix="check that you passed the right file (and --format) and that it is not empty.")
+    if isinstance(bank.documents, DocumentStream):
+        bank.documents.domains = [normal_domain(d) for d in bank.documents.domains]
+        bank.documents.default_domain = normal_domain(bank.documents.default_domain)
     for doc in () if isinstance(bank.documents, DocumentStream) else bank.documents:  # a stream checks as it reads
         where = bank.doc_locations.get(doc.doc_id, f"{bank.source} document {doc.doc_id!r}")
         _check_attrs(doc, where, ints=("doc_id",), texts=("text",), optional=("title", "domain", "source"))
+        doc.domain = normal_domain(doc.domain)
         if doc.n_tokens is not None and (not _is_int(doc.n_tokens) or not 0 <= doc.n_tokens < 2**31):
             check_value(doc.n_tokens, "a token count", where, "n_tokens")
     for q in bank.queries:
         where = bank.query_locations.get(q.qid, f"{bank.source} query {q.qid!r}")
         _check_attrs(q, where, ints=(), texts=("qid", "text", "answer"),
                      optional=("domain", "task_type", "source"))
-        check_identifier(q.qid, where, "qid")
+        q.qid = check_identifier(q.qid, where, "qid", spaces=False)  # the one rule for every format
+        q.domain = normal_domain(q.domain)
         for key in ("ref_ids", "hard_negative_ids"):
             int_list({key: getattr(q, key)}, key, where, required=False)
         text_list({"answer_aliases": q.answer_aliases}, "answer_aliases", where)

@@ -59,17 +59,24 @@ def test_every_scale_between_base_and_full_is_a_distinct_nested_rung(banks, name
     distinct = {r.membership_hash for r in lad.rungs}
     assert len(distinct) >= math.floor(math.log2(full.n_tokens / tokens.parse_size(base))) + 1, lad.table()
     for chain in _chains(lad):
-        unique = list({r.membership_hash: r for r in chain}.values())  # one domain: shared is its base pool
+        unique = list({r.membership_hash: r for r in chain}.values())
         for small, big in zip(unique, unique[1:]):
             assert set(small.doc_ids) < set(big.doc_ids), (small.name, big.name)
             assert big.n_tokens > small.n_tokens
-    shared = next(r for r in lad.rungs if r.kind == "shared")
+    n_domains = len({r.domain for r in lad.rungs if r.domain})
+    shared = next((r for r in lad.rungs if r.kind == "shared"), None)
+    if n_domains == 1:  # the union of one base pool is that pool: no second, identical rung (absent, saying why)
+        base_rung = next(r for r in lad.rungs if r.kind == "domain")
+        assert shared is None and {a["rung"]: a["reason"] for a in lad.absent}["shared"] == \
+            f"not built: same documents and queries as {base_rung.name}"
+        shared = base_rung
+    assert len(distinct) == len(lad.rungs), lad.table()  # no rung holds the same documents and queries as another
     for r in lad.rungs:  # a mixed rung that would hold every other pool is the shared rung: not built
         if r.kind == "mixed":
             assert r.membership_hash != shared.membership_hash and len(r.doc_ids) < len(shared.doc_ids)
     # global injection doubles from the first power of two above what the shared rung stands for, up to the bank
-    n_domains = len({r.domain for r in lad.rungs if r.domain})
-    glob = [r.size for r in lad.rungs if r.kind == "global"] + [a for a in lad.absent if "/" not in a["rung"]]
+    glob = [r.size for r in lad.rungs if r.kind == "global"] + [a for a in lad.absent
+                                                                if "/" not in a["rung"] and a["rung"] != "shared"]
     sizes = sorted(r if isinstance(r, int) else tokens.parse_size(r["rung"]) for r in glob)
     floor = max(n_domains * tokens.parse_size(base), shared.n_tokens + 1024)
     assert sizes and sizes[0] == 1 << math.ceil(math.log2(floor + 1))

@@ -58,7 +58,10 @@ def test_local_model_end_to_end(local_model, tmp_path, capsys):
 
     capsys.readouterr()
     assert main(["diagnose", "-w", w, "--access-run", run, "--qa-run", qa_run, "-k", "3", "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out)
+    out = capsys.readouterr()
+    rows = json.loads(out.out)
+    # the quadrants of the plumbing-check model measure nothing: the command says so (the page too, below)
+    assert f"access run {run} and QA run {qa_run}: {llm.LOCAL_MODEL} is the offline plumbing check" in out.err
     assert sum(r["n"] for r in rows) == 2 and {r["rung"] for r in rows} == {"2K/geography"}
     quads = diagnose.quadrants(ws, run, qa_run, "reference", k=3)
     assert quads["quadrant"].isin(diagnose.QUADRANTS).all()
@@ -71,3 +74,29 @@ def test_local_model_end_to_end(local_model, tmp_path, capsys):
     ws.refresh()
     assert ws.version == version
     assert ladder.load(ws).rung("8K").n_tokens > llm.LOCAL_WINDOW - 500
+
+
+def test_access_vs_use_page_says_the_plumbing_check_model_measures_nothing(local_model, tmp_path, monkeypatch):
+    """The page shows the quadrants of the offline model with the same words the CLI prints, as a visible warning."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import REPO
+
+    ws = make_workspace(tmp_path)
+    w = str(ws.path)
+    assert main(["localize", "-w", w, "--rungs", "2K/geography", "--limit", "1", "-k", "3", "--max-tokens", "16"]) == 0
+    run = "localize:local/smollm2-135m@3"
+    assert main(["qa", "-w", w, "--context-run", run, "-k", "3", "--rungs", "2K/geography", "--limit", "1",
+                 "--max-tokens", "8"]) == 0
+    qa_run = f"qa:local/smollm2-135m:rag[{run}]@3"
+    assert main(["judge", "-w", w, "--qa-run", qa_run]) == 0
+    monkeypatch.setenv("EMB_S_DATA", str(tmp_path))
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    for k, v in {"ws": w, "run": run, "qa": qa_run}.items():
+        at.query_params[k] = v
+    at.switch_page("pages/6_Access_vs_Use.py")
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    said = " ".join(x.value for x in at.warning).replace("\\", "")
+    assert "offline plumbing check" in said and "they say nothing about evidence use" in said
+    assert f"QA run {qa_run}" in said and f"access run {run}" in said

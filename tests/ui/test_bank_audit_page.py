@@ -79,5 +79,7 @@ def test_page_without_verdicts_explains_what_to_do(monkeypatch, tmp_path):
     at = run_page({"ws": str(tmp_path / "ws")})
     assert not at.exception
     assert any("emb-s collide" in i.value or "command below" in i.value for i in at.info)
-    # the command names this workspace's real folder, not a placeholder
-    assert any(c.value.startswith(f"emb-s collide --workspace {tmp_path / 'ws'}") for c in at.code)
+    # the command names this workspace's real folder, not a placeholder, relative to the data folder: a visitor
+    # sees no absolute server path (issue 33 §5)
+    assert any(c.value.startswith("emb-s collide --workspace ws") for c in at.code), [c.value for c in at.code]
+    assert not any(str(tmp_path) in c.value for c in at.code)

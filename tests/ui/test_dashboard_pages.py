@@ -66,7 +66,7 @@ def test_home_on_a_fresh_machine_builds_the_demo_in_the_background(monkeypatch, 
     at.run()
     assert not at.exception
     labels = {m.label: m.value for m in at.metric}
-    assert int(labels["Rungs"]) >= 3 and int(labels["Documents"]) > 0
+    assert int(labels["Rungs"].split(" + ")[0]) >= 3 and int(labels["Documents"]) > 0  # the twin's apart
     assert jobs.get(key) is job  # a finished build is not started again
 
 
@@ -316,6 +316,7 @@ def test_access_vs_use_page(use_ws, monkeypatch, tmp_path):
     summary = at.dataframe[0].value
     assert {"quadrant", "n", "share"} <= set(summary.columns)
     assert at.dataframe[1].value["qid"].tolist() == ["g01"]  # the one use failure the reader was told to make
+    assert not any("plumbing check" in w.value for w in at.warning)  # a real (mocked) model: no such warning
     at.slider(key="url_tu").set_value(0).run()  # every answer now counts as good: no use failure left
     assert at.query_params["tu"] == "0" and "0 (rung, query) cells" in at.caption[-1].value
 
@@ -498,7 +499,8 @@ def test_a_label_saved_while_another_process_writes_is_busy_and_kept(use_ws, mon
         start = time.monotonic()
         at.button(key="label_save").click().run()
         assert time.monotonic() - start < 30 and not at.exception and not at.success
-        assert at.warning and any(f"is being written by pid {holder.pid}" in w.value for w in at.warning)
+        assert at.warning and any("another command is writing this workspace" in w.value for w in at.warning)
+        assert not any(str(holder.pid) in w.value for w in at.warning)
         assert at.radio(key="label_verdict").value == "right"
         assert labels.load_labels(Workspace(tmp_path / "ws")).empty
     finally:

@@ -88,7 +88,8 @@ def check_hint(hint: str) -> None:
         if PLACEHOLDER.match(tok):  # any value: the option's first choice when it has choices
             prev = args[-1] if args else ""
             action = next((a for a in current._actions if prev in a.option_strings), None)
-            tok = str(next(iter(action.choices))) if action is not None and action.choices else "x"
+            numeric = action is not None and action.type in (int, float)  # `--restore {N}`: a number
+            tok = str(next(iter(action.choices))) if action is not None and action.choices else ("1" if numeric else "x")
         else:
             sub = next((a for a in current._actions if isinstance(a, argparse._SubParsersAction)), None)
             if sub is not None and tok in sub.choices:

@@ -133,6 +133,43 @@ def test_single_domain_bank_skips_mixed_rungs_with_a_message(tmp_path):
     assert any("32K/medical skipped: no other domain's pool to mix in" in m for m in lad.messages)
 
 
+def test_no_rung_is_built_twice_with_the_same_documents_and_queries(tmp_path, capsys):
+    """One domain: the union of the base pools IS the base rung, so no ``shared`` rung beside it (the README's own
+    HotpotQA example showed two identical columns); a base that holds the whole bank leaves only the base rung."""
+    folder = make_bank(tmp_path / "b", n_docs=200, n_queries=10)
+    rows = [json.loads(line) for line in (folder / "queries.jsonl").read_text().splitlines()]
+    write_jsonl(folder / "queries.jsonl", [dict(r, domain="medical") for r in rows])
+    bank.import_path(tmp_path / "ws", "native", folder)
+    w = Workspace(tmp_path / "ws")
+    lad = ladder.build(w, OPTS)
+    hashes = [r.membership_hash for r in lad.rungs]
+    assert len(set(hashes)) == len(hashes), lad.table()
+    assert lad.names[0] == "16K/medical" and "shared" not in lad.names and lad.names[-1] == "full"
+    absent = {a["rung"]: a for a in lad.absent}
+    assert absent["shared"]["reason"] == "not built: same documents and queries as 16K/medical"
+    assert absent["shared"]["after"] == "16K/medical"
+    assert not any("named 'shared'" in m for m in lad.messages)
+    assert "not built: same documents and queries as 16K/medical" in lad.table(absent=True).set_index("rung").loc[
+        "shared", "note"]
+    stored = ladder.load(w)
+    assert stored.names == lad.names and [r.order for r in stored.rungs] == list(range(len(lad.rungs)))
+    from emb_s_core.cli import main
+
+    capsys.readouterr()
+    assert main(["ladder", "show", "--workspace", str(tmp_path / "ws")]) == 0
+    shown = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert ["shared", "absent", "not", "built:", "same", "documents", "and", "queries", "as", "16K/medical"] in shown
+    docs = [json.loads(line) for line in (folder / "documents.jsonl").read_text().splitlines()]
+    write_jsonl(tmp_path / "one" / "documents.jsonl", [dict(d, domain="medical") for d in docs])
+    (tmp_path / "one" / "queries.jsonl").write_text((folder / "queries.jsonl").read_text())
+    bank.import_path(tmp_path / "ws1", "native", tmp_path / "one")
+    whole = ladder.build(Workspace(tmp_path / "ws1"), ladder.LadderOptions(base="1M", domain_sizes=("1M",)))
+    assert whole.names == ["1M/medical"]  # the base holds the whole bank: shared and full would be it again
+    assert {a["rung"]: a["reason"] for a in whole.absent} == {
+        "shared": "not built: same documents and queries as 1M/medical",
+        "full": "not built: same documents and queries as 1M/medical"}
+
+
 def test_ladder_is_refused_once_the_bank_changes(tmp_path):
     from tests.conftest import native_bank
 

@@ -2,6 +2,7 @@
 (gold excepted), the same rungs, budgets, queries and gold as the built ladder, nesting, short rungs said, staleness."""
 from __future__ import annotations
 
+import json
 import random
 import subprocess
 import sys
@@ -186,3 +187,20 @@ def test_cli_builds_and_shows_the_twin(ws, tmp_path):
     bad = subprocess.run([sys.executable, "-m", "emb_s_core.cli", "ladder", "build", "--workspace",
                           str(tmp_path / "fresh"), "--control", "benign"], capture_output=True, text=True)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "no ladder yet" in bad.stderr
+
+
+@pytest.mark.parametrize("top_n, references", [(0, None), (10, ["bm25-reference"])])
+def test_a_one_domain_ladder_without_a_shared_rung_has_its_twin(tmp_path, top_n, references):
+    """One domain: the ladder has no ``shared`` rung (its base pool is that union), and the twin's global rungs
+    stand on the base pools all the same, shared or per-query pools alike."""
+    folder = make_bank(tmp_path / "bank", n_docs=600, n_queries=6 if top_n == 0 else 24)
+    for name in ("documents.jsonl", "queries.jsonl"):
+        rows = [json.loads(line) for line in (folder / name).read_text().splitlines()]
+        write_jsonl(folder / name, [dict(r, domain="medical") for r in rows])
+    bank.import_path(tmp_path / "ws", "native", folder)
+    ws = Workspace(tmp_path / "ws")
+    built = ladder.build(ws, OPTS)
+    assert "shared" not in built.names and any(r.kind == "global" for r in built.rungs)
+    lad = twin.build(ws, top_n=top_n, references=references)
+    assert lad.names == [ladder.qualified("benign", n) for n in built.names]
+    assert_invariants(ws, top_n, tuple(references or ()))
