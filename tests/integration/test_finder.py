@@ -114,10 +114,10 @@ def twin_bank(tmp_path_factory) -> Path:
     return Path(ws.path)
 
 
-CASES = [("demo", "64K", "full", "R@1", finder.LOST, 3), ("demo", "64K", "full", "R@1", finder.GAINED, 5),
-         ("demo", "64K", "full", "SR@1", finder.LOST, 3), ("demo", "64K", "full", "HN-intrusion", finder.LOST, 2),
-         ("demo", "64K", "full", "HN-intrusion", finder.GAINED, 3),
-         ("demo", "64K/law", "full", "R@1", finder.GAINED, 2), ("demo", "64K/history", "full", "MRR", finder.LOST, 1),
+CASES = [("demo", "64K", "512K", "R@1", finder.LOST, 3), ("demo", "64K", "512K", "R@1", finder.GAINED, 5),
+         ("demo", "64K", "512K", "SR@1", finder.LOST, 3), ("demo", "64K", "512K", "HN-intrusion", finder.LOST, 2),
+         ("demo", "64K", "512K", "HN-intrusion", finder.GAINED, 3),
+         ("demo", "64K/law", "512K", "R@1", finder.GAINED, 2), ("demo", "64K/history", "512K", "MRR", finder.LOST, 1),
          ("bank", "2K", "full", "SR@10", finder.LOST, 4), ("bank", "2K", "6K", "SR@5", finder.LOST, 2),
          ("bank", "benign:2K", "benign:full", "SR@10", finder.LOST, 5),
          ("bank", "3K", "full", "SR@10", finder.LOST, 1)]
@@ -145,8 +145,8 @@ def test_documents_new_in_the_larger_pool_are_named_new(twin_bank):
 
 def test_the_demo_has_rows_both_ways_so_the_comparison_means_something(demo_twin_ws):
     ws = Workspace(demo_twin_ws)
-    lost = finder.find(ws, "bm25", "64K", "full", "R@1")
-    gained = finder.find(ws, "bm25", "64K", "full", "R@1", direction=finder.GAINED)
+    lost = finder.find(ws, "bm25", "64K", "512K", "R@1")
+    gained = finder.find(ws, "bm25", "64K", "512K", "R@1", direction=finder.GAINED)
     assert len(lost) >= 2 and len(gained) >= 2 and not set(lost["qid"]) & set(gained["qid"])
     assert lost["fell"].is_monotonic_decreasing and (lost["fell"] > 0).all()
     assert (gained["fell"] < 0).all() and gained["fell"].is_monotonic_increasing
@@ -159,16 +159,17 @@ def test_defaults_are_the_view_ladder_never_the_twin(demo_twin_ws):
     ws = Workspace(demo_twin_ws)
     pq = views.per_query(ws)
     lad = ladder.load_all(ws)
-    assert lad.names[-1] == "benign:full"  # the twin's rungs follow the built ones: the last is never a default
-    assert finder.defaults(lad, pq) == ("64K", "full")
-    assert finder.defaults(lad, pq, "benign:full") == ("benign:64K", "benign:full")
-    assert "benign:64K" not in finder.smaller_than(lad, pq, "full")
+    assert lad.names[-1] == "benign:512K"  # the twin's rungs follow the built ones: the last is never a default
+    # (the 64K demo's largest rung is 512K: its full rung would hold the same documents, so it is not built)
+    assert finder.defaults(lad, pq) == ("64K", "512K")
+    assert finder.defaults(lad, pq, "benign:512K") == ("benign:64K", "benign:512K")
+    assert "benign:64K" not in finder.smaller_than(lad, pq, "512K")
     with pytest.raises(EmbSError, match="different ladders"):
-        finder.find(ws, "bm25", "64K", "benign:full", "SR@10")
+        finder.find(ws, "bm25", "64K", "benign:512K", "SR@10")
     with pytest.raises(EmbSError, match="not a smaller rung"):
-        finder.find(ws, "bm25", "full", "64K", "SR@10")
+        finder.find(ws, "bm25", "512K", "64K", "SR@10")
     with pytest.raises(EmbSError, match="no rung or scale named"):
-        finder.find(ws, "bm25", "3K", "full", "SR@10")
+        finder.find(ws, "bm25", "3K", "512K", "SR@10")
 
 
 def test_cli_lost_at_scale_prints_the_same_rows(demo_twin_ws, tmp_path, capsys):
@@ -180,17 +181,17 @@ def test_cli_lost_at_scale_prints_the_same_rows(demo_twin_ws, tmp_path, capsys):
     assert main(["cases", "lost-at-scale", "-w", str(demo_twin_ws), "--run", "bm25", "--metric", "R@1",
                  "--format", "csv", "--out", str(out)]) == 0
     rows = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
-    want = finder.readable(finder.find(ws, "bm25", "64K", "full", "R@1"))
+    want = finder.readable(finder.find(ws, "bm25", "64K", "512K", "R@1"))
     assert [r["qid"] for r in rows] == want["qid"].tolist()
     assert [r["took its place"] for r in rows] == want["took its place"].tolist()
-    assert "fail at full" in capsys.readouterr().err
+    assert "fail at 512K" in capsys.readouterr().err
     assert main(["cases", "lost-at-scale", "-w", str(demo_twin_ws), "--run", "bm25", "--metric", "R@1",
                  "--gained", "--format", "markdown"]) == 0
     text = capsys.readouterr().out
-    gained = finder.find(ws, "bm25", "64K", "full", "R@1", direction=finder.GAINED)
+    gained = finder.find(ws, "bm25", "64K", "512K", "R@1", direction=finder.GAINED)
     assert text.startswith("| qid |") and "outranked it at 64K" in text and all(q in text for q in gained["qid"])
     assert main(["cases", "lost-at-scale", "-w", str(demo_twin_ws), "--run", "bm25", "--from", "64K",
-                 "--to", "benign:full"]) == 2
+                 "--to", "benign:512K"]) == 2
     err = capsys.readouterr().err
     assert "different ladders" in err and "Traceback" not in err
     assert main(["cases", "lost-at-scale", "-w", str(demo_twin_ws), "--run", "nope"]) == 2

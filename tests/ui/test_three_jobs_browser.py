@@ -124,7 +124,7 @@ async def _walk(base: str, first: str, second: str, expected_other: int, downloa
         await _wait(tab, lambda g: "EMB-S Diagnostics" in g["text"])
         # 1. the finder: the drill-down's landing view, with no parameter but the metric
         await tab.send_command("Page.navigate", params={"url": f"{base}/query_drilldown?ws=demo&metric=R%401"})
-        out["finder"] = await _wait(tab, lambda g: "fail at full" in g["text"] and len(g["docs"]) == 2
+        out["finder"] = await _wait(tab, lambda g: "fail at 512K" in g["text"] and len(g["docs"]) == 2
                                     and first in g["cells"])
         # 2. open another query from the finder's table, as a person does: click its row (the row marker at the
         #    grid's left edge; header and rows are 35 px high)
@@ -147,7 +147,7 @@ async def _walk(base: str, first: str, second: str, expected_other: int, downloa
         out["whatif"] = await _wait(tab, lambda g: "Ranks under the edited text" in g["text"]
                                     and any(" · was " in c for c in g["cells"]))
         # 5. a table (the finder's rows) and a figure (the Overview heatmap) downloaded
-        await _open(tab, f"{base}/query_drilldown?ws=demo&metric=R%401", lambda g: "fail at full" in g["text"])
+        await _open(tab, f"{base}/query_drilldown?ws=demo&metric=R%401", lambda g: "fail at 512K" in g["text"])
         out["table"] = await _download(tab, downloads, "CSV", ".csv")
         await _open(tab, f"{base}/overview?ws=demo&x=rung", lambda g: g["plots"] >= 2)
         out["figure"] = await _download(tab, downloads, "PNG", ".png")
@@ -158,13 +158,13 @@ def test_the_three_jobs_in_chromium(server, tmp_path):
     base, ws_dir = server
     os.environ.setdefault("BROWSER_PATH", export.find_browser() or "")
     ws = Workspace(ws_dir)
-    rows = finder.find(ws, "bm25", "64K", "full", "R@1")
+    rows = finder.find(ws, "bm25", "64K", "512K", "R@1")
     assert len(rows) >= 2
     second = rows.iloc[1]
     got = asyncio.run(_walk(base, rows["qid"].iloc[0], second["qid"], int(second["other"]), tmp_path))
     landing = got["finder"]["text"]
     cells = got["finder"]["cells"]  # the finder's table: one row per query, the document that took its place
-    assert all(q in cells for q in rows["qid"]) and "rank at full" in cells, cells[:40]
+    assert all(q in cells for q in rows["qid"]) and "rank at 512K" in cells, cells[:40]
     assert "Traceback" not in landing and "Page not found" not in landing
     docs = got["opened"]["docs"]  # the gold and the document that took its place, marked, as text
     assert all(d["marks"] > 0 for d in docs) and any(d["only"] > 0 for d in docs)
@@ -172,5 +172,5 @@ def test_the_three_jobs_in_chromium(server, tmp_path):
     assert "Ranks under the edited text" not in landing
     assert any(c.startswith("gold ") for c in got["whatif"]["cells"])  # the what-if's ranks of the gold
     table = got["table"].read_text(encoding="utf-8").splitlines()
-    assert table[0].startswith("qid,gold,rank at 64K,rank at full,fell by,took its place") and [line.split(",")[0] for line in table[1:]] == rows["qid"].tolist()
+    assert table[0].startswith("qid,gold,rank at 64K,rank at 512K,fell by,took its place") and [line.split(",")[0] for line in table[1:]] == rows["qid"].tolist()
     assert got["figure"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
