@@ -248,3 +248,34 @@ def approximate_summary(values: dict[str, Any]) -> str:
                      + (f"; up to {max(fallback):.0%} of their sampled queries fell back to exact scoring"
                         if fallback and max(fallback) > 0 else "") + ")")
     return "; ".join(parts)
+
+
+def prompt_summary(config: dict[str, Any] | str | None) -> str:
+    """One line for listings and report headers: the query/document prompts a retriever run used (and where they
+    came from), and a served reranker's template and instruction; '' for a run without any. Prompts are shown as
+    Python string literals, so a newline or a trailing space is visible."""
+    if isinstance(config, str):
+        try:
+            config = json.loads(config)
+        except ValueError:
+            return ""
+    parts: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if "query_prompt" in node or "input_type" in node:
+                text = f"query {node.get('query_prompt', '')!r}, document {node.get('document_prompt', '')!r}"
+                kinds = node.get("input_type") or {}
+                if kinds:
+                    text += f", input_type {kinds.get('query')!r}/{kinds.get('document')!r}"
+                parts.append(f"{text} ({node.get('prompt_source', 'given')})")
+            if "template" in node and "instruction" in node:
+                parts.append(f"reranker template {node['template']}, instruction {node['instruction']!r}")
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk((config or {}).get("retriever") if isinstance(config, dict) else None)
+    return "; ".join(dict.fromkeys(parts))

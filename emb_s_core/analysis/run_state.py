@@ -65,9 +65,15 @@ def not_complete(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def annotate(run_table: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
-    """The runs table (run, kind, system, created_at) with each run's state label, for Home."""
+    """The runs table (run, kind, system, created_at) with each run's state label, for Home; with a ``prompts``
+    column (:func:`runs.prompt_summary`) when some run's model took query/document prompts."""
     cols = [c for c in ("run", "kind", "system", "created_at") if c in run_table]
-    return run_table[cols].merge(table[["run", "label"]].rename(columns={"label": "state"}), on="run", how="left")
+    out = run_table[cols].merge(table[["run", "label"]].rename(columns={"label": "state"}), on="run", how="left")
+    if "config" in run_table:
+        prompts = [runs.prompt_summary(c) for c in run_table["config"]]
+        if any(prompts):
+            out["prompts"] = out["run"].map(dict(zip(run_table["run"], prompts))).fillna("")
+    return out
 
 
 def empty_runs(table: pd.DataFrame, run_names: list[str]) -> list[str]:

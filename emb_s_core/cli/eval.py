@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import argparse
 
-from emb_s_core.cli.common import add_embedding_endpoint_options, add_workspace, endpoint_options
+from emb_s_core.cli.common import add_embedding_endpoint_options, add_model_prompt_options, add_workspace, \
+    endpoint_options, model_prompt_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,6 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="dense:litellm / rerank:litellm: endpoint URL (or EMB_S_EMBEDDING_API_BASE / "
                         "EMB_S_RERANK_API_BASE)")
     add_embedding_endpoint_options(p)
+    add_model_prompt_options(p)
     p.add_argument("--ladder", choices=["built", "official", "benign", "both"], default=None,
                    help="which ladder to evaluate on (default: built when the workspace has one, else official; "
                         "benign = the benign twin, added to the run of the same name; both = built and its twin in "
@@ -48,8 +50,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from emb_s_core.cli.common import ProgressBars
     from emb_s_core.store import Workspace
 
+    from emb_s_core import retrievers
+
     ws = Workspace(args.workspace)
-    options = endpoint_options(args)
+    options = endpoint_options(args) | model_prompt_options(args)
     if args.chunk is not None:
         options["chunk_size"] = args.chunk
     if args.api_base:
@@ -61,10 +65,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.ann:
         options.update(ann=args.ann, ann_depth=args.ann_depth, ann_exact_below=args.ann_exact_below,
                        ann_recall_sample=args.ann_recall_sample)
+    spec, options = retrievers.fold_options(args.retriever, options)  # prompts are part of the model: in its spec
     progress = ProgressBars()
     rungs = [r.strip() for r in args.rungs.split(",") if r.strip()] if args.rungs else None
     try:
-        name = evaluate.evaluate(ws, args.retriever, name=args.name, k=args.k, rungs=rungs, progress=progress,
+        name = evaluate.evaluate(ws, spec, name=args.name, k=args.k, rungs=rungs, progress=progress,
                                  batch_size=args.batch, ladder=args.ladder, **options)
     finally:
         progress.close()

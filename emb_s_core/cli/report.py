@@ -128,7 +128,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def _approximate_notes(ws, run_names: list[str], stream) -> None:
-    """A run scored approximately says so, with its measured recall, wherever its scores are printed."""
+    """A run scored approximately says so, with its measured recall, wherever its scores are printed; a run whose
+    model took query/document prompts names them (they are part of the model it measured)."""
     from emb_s_core import runs
 
     measured = runs.measurements(ws)
@@ -136,6 +137,11 @@ def _approximate_notes(ws, run_names: list[str], stream) -> None:
         note = runs.approximate_summary(measured.get(run, {}))
         if note:
             print(f"note: run {run!r} is approximate — {note}", file=stream)
+    for run in run_names:
+        stored = runs.get_run(ws, run)
+        prompts = runs.prompt_summary(stored["config"]) if stored else ""
+        if prompts:
+            print(f"note: run {run!r} prompts — {prompts}", file=stream)
 
 
 def _illusion(ws, args: argparse.Namespace) -> int:

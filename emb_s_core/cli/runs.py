@@ -53,14 +53,15 @@ def cmd_list(args: argparse.Namespace) -> int:
     counts = results.groupby("run").size().to_dict() if len(results) else {}
     measured = runs.measurements(ws)
     rows = [{"run": r.run, "kind": r.kind, "system": r.system, "results": int(counts.get(r.run, 0)),
-             "created_at": r.created_at, "approximate": runs.approximate_summary(measured.get(r.run, {}))}
+             "created_at": r.created_at, "approximate": runs.approximate_summary(measured.get(r.run, {})),
+             "prompts": runs.prompt_summary(r.config)}
             for r in listed.itertuples()]
     if args.json:
         for row in rows:
             row["measurements"] = measured.get(row["run"], {})
         print_json(rows)
     else:
-        print_table(rows, ["run", "kind", "system", "results", "created_at", "approximate"])
+        print_table(rows, ["run", "kind", "system", "results", "created_at", "approximate", "prompts"])
     return 0
 
 

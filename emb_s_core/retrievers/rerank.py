@@ -4,7 +4,9 @@
 
 Each (query, document) pair is scored once per call even when the document is in the top-N of several rungs, so
 the cost follows the union of the candidate lists, not the number of rungs. Documents below the top-N keep their
-order after the reranked ones. No trained reranker ships offline: pass a local CrossEncoder folder or an endpoint.
+order after the reranked ones. No trained reranker ships offline: pass a local CrossEncoder folder (or a hub name,
+downloaded when downloads are on) or an endpoint. A local cross-encoder runs on the device
+:mod:`~emb_s_core.retrievers.device` chooses (the GPU when torch reports one; half precision there).
 """
 from __future__ import annotations
 
@@ -22,11 +24,14 @@ DEPTH = 100
 
 
 @lru_cache(maxsize=4)
-def _load_cross_encoder(path: str):
+def _load_cross_encoder(path: str, device: str = "cpu"):
     from sentence_transformers import CrossEncoder
 
+    from emb_s_core.retrievers import device as device_mod
+
     try:
-        return CrossEncoder(path, device="cpu")
+        model = CrossEncoder(path, device=device)
+        return model.half() if device_mod.half_precision(device) else model
     except Exception as exc:
         raise EmbSError(f"cannot load reranker {path!r} ({type(exc).__name__}: {str(exc)[:200]})",
                         fix="pass a local sentence-transformers CrossEncoder folder: rerank:<folder>:<base-spec>.") \
@@ -37,35 +42,57 @@ SERVED = "litellm/"
 
 
 class Rerank(Retriever):
-    def __init__(self, spec: str, model: str, base: Retriever, depth: int = DEPTH, api_base: str | None = None
-                 ) -> None:
+    def __init__(self, spec: str, model: str, base: Retriever, depth: int = DEPTH, api_base: str | None = None,
+                 instruction: str | None = None, template: str | None = None, device: str | None = None) -> None:
         self.spec = spec
         self.model = model
         self.base = base
         self.depth = depth
         self.served = None
+        self.device_request = device
+        self.device = "cpu"
         if model.startswith(SERVED):
             from emb_s_core.llm.rerank import ServedReranker
 
             if not model[len(SERVED):]:
                 raise EmbSError("rerank:litellm/ needs a model name",
                                 fix="e.g. rerank:litellm/Qwen/Qwen3-Reranker-8B:bm25 with --api-base.")
-            self.served = ServedReranker(model[len(SERVED):], api_base=api_base)
+            self.served = ServedReranker(model[len(SERVED):], api_base=api_base, instruction=instruction,
+                                         template=template)
+        elif instruction is not None or template is not None:
+            raise EmbSError("--rerank-instruction / --rerank-template apply to served rerankers "
+                            "(rerank:litellm/<model>:<base>)",
+                            fix="leave them out for a local cross-encoder folder (it takes (query, document) pairs).")
+
+    def _folder(self) -> str:
+        """The local cross-encoder's folder: the path given, or a hub name's folder in the Hugging Face cache."""
+        from emb_s_core.retrievers.embedders import hub_folder, looks_like_hub_name
+
+        path = Path(self.model).expanduser()
+        if path.exists():
+            return str(path)
+        if looks_like_hub_name(self.model):
+            return hub_folder(self.model, "reranker model", "rerank:/path/to/cross-encoder:<base-spec>")
+        raise EmbSError(f"reranker model {self.model!r} not found (no such folder)",
+                        fix="pass a local CrossEncoder folder or a hub name (rerank:<folder-or-org/name>:<base-spec>; "
+                            "none ships offline) or a served one: rerank:litellm/<model>:<base-spec> --api-base URL.")
 
     def check(self) -> None:
         if self.served is not None:
             self.served.check()
         else:
-            if not Path(self.model).expanduser().exists():
-                raise EmbSError(f"reranker model {self.model!r} not found (no such folder)",
-                                fix="pass a local CrossEncoder folder (rerank:<folder>:<base-spec>; none ships "
-                                    "offline) or a served one: rerank:litellm/<model>:<base-spec> --api-base URL.")
-            _load_cross_encoder(str(Path(self.model).expanduser()))
+            from emb_s_core.retrievers import device as device_mod
+
+            self.device = device_mod.choose(self.device_request)
+            _load_cross_encoder(self._folder(), self.device)
         self.base.check()
 
     def config(self) -> dict[str, Any]:
-        reranker = (f"litellm:{self.served.model}" if self.served is not None
-                    else str(Path(self.model).expanduser().resolve()))
+        if self.served is not None:
+            return {"spec": self.spec, "reranker": f"litellm:{self.served.model}", "depth": self.depth,
+                    **self.served.config(), "base": self.base.config()}
+        path = Path(self.model).expanduser()
+        reranker = str(path.resolve()) if path.exists() else self.model
         return {"spec": self.spec, "reranker": reranker, "depth": self.depth, "base": self.base.config()}
 
     def uncached(self, ws: Workspace, doc_ids: np.ndarray | None = None) -> int:
@@ -84,8 +111,11 @@ class Rerank(Retriever):
             return np.empty(0)
         if self.served is not None:
             return self.served.score(query, texts)
-        ce = _load_cross_encoder(str(Path(self.model).expanduser()))
-        return np.asarray(ce.predict([(query, t) for t in texts], show_progress_bar=False), np.float64).reshape(-1)
+        from emb_s_core.retrievers import device as device_mod
+
+        ce = _load_cross_encoder(self._folder(), self.device)
+        return np.asarray(ce.predict([(query, t) for t in texts], batch_size=device_mod.batch_size(self.device),
+                                     show_progress_bar=False), np.float64).reshape(-1)
 
     def rank(self, queries: list[str], pools: Mapping[str, np.ndarray], k: int) -> dict[str, Ranking]:
         base = self.base.rank(queries, pools, max(k, self.depth))
