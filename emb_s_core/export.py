@@ -94,13 +94,13 @@ def table_to(df: pd.DataFrame, fmt: str, digits: int = 4, note: str | None = Non
     if fmt == "json":
         records = [{k: _json_value(v) for k, v in row.items()} for row in df.to_dict("records")]
         return json.dumps(records, indent=2, ensure_ascii=False) + "\n"
-    cells = [[_cell(v, digits) for v in row] for row in df.itertuples(index=False)]
+    cells = [[format_value(v, c, digits) for c, v in zip(df.columns, row)] for row in df.itertuples(index=False)]
     numeric = [pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]) for c in df.columns]
     if fmt == "markdown":
         text = _markdown([str(c) for c in df.columns], cells, numeric)
         return text + (f"\n{_markdown_escape(note)}\n" if note else "")
     text = _latex([str(c) for c in df.columns], cells, numeric)
-    return text + (f"\n{latex_escape(note)}\n" if note else "")
+    return latex_fragment(text + (f"\n{latex_escape(note)}\n" if note else ""))
 
 
 def table_format(path: str | Path, fmt: str | None = None) -> str:
@@ -129,8 +129,97 @@ def write_table(df: pd.DataFrame, path: str | Path, fmt: str | None = None, digi
 
 
 def latex_escape(text: str) -> str:
-    """Escape LaTeX's special characters so any run, rung or domain name typesets verbatim."""
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+    """``text`` as ASCII LaTeX that plain pdflatex typesets verbatim: its special characters escaped, ``< > |``
+    (which OT1 fonts print as other glyphs) as text macros, the symbols reports use (≥ ≤ ▲ ▼ α Δ – …) as macros,
+    accented letters as accent commands, and anything else as ``[U+XXXX]``, never a raw byte pdflatex stops on."""
+    out = []
+    prev = ""
+    for ch in text:
+        if ch in _LATEX_SPECIAL:
+            out.append(_LATEX_SPECIAL[ch])
+        elif ch == "-" and prev == "-":  # "--" would typeset as an en dash
+            out.append("{}-")
+        elif ch.isascii():
+            out.append(" " if ch in "\t\r\n" or not ch.isprintable() else ch)
+        else:
+            out.append(_latex_unicode(ch))
+        prev = ch
+    return "".join(out)
+
+
+# symbols the tables and notes use, as macros of the LaTeX kernel (no package needed); ▲ ▼ go through \EmbSup /
+# \EmbSdown, which latex_fragment defines (amssymb's filled triangles when the document loads it)
+_LATEX_SPECIAL.update({"<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}"})
+_LATEX_SYMBOLS = {
+    "≥": r"$\geq$", "≤": r"$\leq$", "≠": r"$\neq$", "≈": r"$\approx$", "±": r"$\pm$", "×": r"$\times$",
+    "÷": r"$\div$", "−": r"$-$", "→": r"$\rightarrow$", "←": r"$\leftarrow$", "↔": r"$\leftrightarrow$",
+    "↑": r"$\uparrow$", "↓": r"$\downarrow$", "↳": r"$\hookrightarrow$", "⇒": r"$\Rightarrow$", "∞": r"$\infty$",
+    "√": r"$\surd$", "∈": r"$\in$", "∉": r"$\notin$", "⊂": r"$\subset$", "⊆": r"$\subseteq$", "∪": r"$\cup$",
+    "∩": r"$\cap$", "∑": r"$\sum$", "∆": r"$\Delta$", "µ": r"$\mu$", "·": r"$\cdot$", "∙": r"$\cdot$",
+    "★": r"$\star$", "▲": r"\EmbSup{}", "▼": r"\EmbSdown{}", "△": r"$\bigtriangleup$", "▽": r"$\bigtriangledown$",
+    "–": "--", "—": "---", "…": r"\ldots{}", "‘": "`", "’": "'", "‚": ",", "“": "``", "”": "''", "„": ",,",
+    "«": r"$\ll$", "»": r"$\gg$", "•": r"\textbullet{}", "°": r"\textdegree{}",
+    "§": r"\S{}", "¶": r"\P{}", "©": r"\copyright{}", "®": r"\textregistered{}", "™": r"\texttrademark{}",
+    "€": r"\texteuro{}", "£": r"\pounds{}", "¢": r"\textcent{}", "¥": r"\textyen{}", "‰": r"\textperthousand{}",
+    "\u00a0": "~", "\u2009": r"\,", "\u202f": r"\,", "\u200b": "", "ß": r"\ss{}", "æ": r"\ae{}", "Æ": r"\AE{}",
+    "ø": r"\o{}", "Ø": r"\O{}", "œ": r"\oe{}", "Œ": r"\OE{}", "ł": r"\l{}", "Ł": r"\L{}", "ı": r"\i{}",
+    "¿": r"?`", "¡": r"!`", "✓": "yes", "✗": "no",
+}
+# combining marks → the accent command that OT1 (pdflatex's default encoding) has
+_LATEX_ACCENTS = {"\u0300": "`", "\u0301": "'", "\u0302": "^", "\u0303": "~", "\u0304": "=", "\u0306": "u",
+                  "\u0307": ".", "\u0308": '"', "\u030a": "r", "\u030b": "H", "\u030c": "v", "\u0327": "c"}
+_GREEK_LOOKALIKES = {"ALPHA": "A", "BETA": "B", "EPSILON": "E", "ZETA": "Z", "ETA": "H", "IOTA": "I", "KAPPA": "K",
+                     "MU": "M", "NU": "N", "OMICRON": "O", "RHO": "P", "TAU": "T", "CHI": "X"}
+_GREEK_CAPITALS = {"GAMMA", "DELTA", "THETA", "LAMBDA", "XI", "PI", "SIGMA", "UPSILON", "PHI", "PSI", "OMEGA"}
+
+
+def _latex_unicode(ch: str) -> str:
+    """One non-ASCII character as ASCII LaTeX (see :func:`latex_escape`)."""
+    import unicodedata
+
+    if ch in _LATEX_SYMBOLS:
+        return _LATEX_SYMBOLS[ch]
+    name = unicodedata.name(ch, "")
+    if name.startswith("GREEK ") and " LETTER " in name and "WITH" not in name:
+        letter = name.rsplit(" LETTER ", 1)[1].replace("LAMDA", "LAMBDA").replace("FINAL SIGMA", "VARSIGMA")
+        if "SMALL" in name:
+            return "o" if letter == "OMICRON" else rf"$\{letter.lower()}$"
+        if letter in _GREEK_CAPITALS:
+            return rf"$\{letter.capitalize()}$"
+        return _GREEK_LOOKALIKES.get(letter, f"[U+{ord(ch):04X}]")  # capitals that look like Latin ones
+    parts = unicodedata.normalize("NFD", ch)
+    if len(parts) > 1 and parts[0].isascii():
+        base = {"i": r"\i{}", "j": r"\j{}"}.get(parts[0], parts[0])
+        for mark in parts[1:]:
+            accent = _LATEX_ACCENTS.get(mark)
+            if accent is not None:
+                base = f"\\{accent}{{{base}}}"
+        return base
+    compat = unicodedata.normalize("NFKC", ch)  # full-width letters, ligatures, superscripts
+    if compat != ch and compat.isascii():
+        return latex_escape(compat)
+    return f"[U+{ord(ch):04X}]"
+
+
+# definitions a table fragment carries for what it uses, so it compiles in any document: booktabs rules fall back
+# to plain ones, the better / worse marks to kernel triangles (amssymb's filled ones when the document loads it)
+_LATEX_DEFINITIONS = {
+    r"\toprule": r"\providecommand{\toprule}{\hline}",
+    r"\midrule": r"\providecommand{\midrule}{\hline}",
+    r"\bottomrule": r"\providecommand{\bottomrule}{\hline}",
+    r"\cmidrule": r"\ifdefined\cmidrule\else\def\cmidrule(#1)#2{\cline{#2}}\fi",
+    r"\EmbSup": r"\providecommand{\EmbSup}{\ensuremath{\ifdefined\blacktriangle\blacktriangle\else\bigtriangleup\fi}}",
+    r"\EmbSdown": r"\providecommand{\EmbSdown}{\ensuremath{\ifdefined\blacktriangledown\blacktriangledown"
+                  r"\else\bigtriangledown\fi}}",
+}
+
+
+def latex_fragment(body: str) -> str:
+    """``body`` preceded by the definitions of the macros it uses that a bare document lacks (booktabs rules, the
+    ▲ ▼ marks): the fragment compiles with plain pdflatex, and with booktabs / amssymb loaded it uses them."""
+    head = [definition for macro, definition in _LATEX_DEFINITIONS.items() if macro in body]
+    note = "% EMB-S export: compiles with plain pdflatex; uses booktabs and amssymb when the document loads them"
+    return "\n".join([note, *head, body]) if head else body
 
 
 def _check_format(fmt: str) -> str:
@@ -154,15 +243,39 @@ def _json_value(v: Any) -> Any:
     return v
 
 
-def _cell(v: Any, digits: int) -> str | None:
-    """Text of one typeset cell; None marks a missing value."""
+#: columns holding p-values: below 10^-digits they read "< 0.0001", never 0.0000 or 1.455e-11
+P_VALUE_COLUMNS = frozenset({"p_value", "p_adjusted", "p", "p-value", "corrected p"})
+MISSING = "–"
+
+
+def format_value(v: Any, column: object = None, digits: int = 4) -> str | None:
+    """The one formatter of a table cell for people (Markdown, LaTeX, the dashboard's tables): floats to ``digits``
+    decimals (a p-value below 10^-digits as ``< 0.0001``), counts as integers, booleans yes/no; None marks a missing
+    value (each format writes its own dash)."""
     if v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and math.isnan(v)):
         return None
-    if isinstance(v, (float, np.floating)):
-        return f"{v:.{digits}f}"
     if isinstance(v, (bool, np.bool_)):
         return "yes" if v else "no"
+    if isinstance(v, (float, np.floating)):
+        if column is not None and _is_count(column) and float(v).is_integer():
+            return str(int(v))
+        if column in P_VALUE_COLUMNS and 0 <= v < 10 ** -digits:
+            return f"< {10 ** -digits:.{digits}f}"
+        text = f"{v:.{digits}f}"
+        return text[1:] if text.startswith("-") and float(text) == 0 else text  # never "-0.0000"
     return str(v)
+
+
+def display_frame(df: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
+    """``df`` as the dashboard shows it: float columns and columns with missing values written by
+    :func:`format_value` (missing as ``–``), other columns as they are, so no table shows ``None``, ``nan`` or
+    ``0.00000000001``. Values stay in the analysis frames; this is for display only."""
+    out = df.copy()
+    for col in df.columns:
+        s = df[col]
+        if pd.api.types.is_float_dtype(s) or (s.isna().any() and not pd.api.types.is_bool_dtype(s)):
+            out[col] = [MISSING if t is None else t for t in (format_value(v, col, digits) for v in s)]
+    return out
 
 
 def _markdown_escape(text: str) -> str:
@@ -172,7 +285,7 @@ def _markdown_escape(text: str) -> str:
 
 def _markdown(columns: list[str], cells: list[list[str | None]], numeric: list[bool]) -> str:
     def esc(s: str | None) -> str:
-        return "–" if s is None else s.replace("|", "\\|").replace("\n", " ")
+        return MISSING if s is None else s.replace("|", "\\|").replace("\n", " ")
 
     lines = ["| " + " | ".join(esc(c) for c in columns) + " |",
              "|" + "|".join("---:" if n else "---" for n in numeric) + "|"]
@@ -228,12 +341,21 @@ def _figure_format(fmt: str) -> str:
     return fmt
 
 
-def figure_to(fig, fmt: str, *, scale: float = 2.0) -> bytes:
-    """One figure as bytes in ``fmt`` (png, svg, pdf, html). HTML is self-contained (plotly.js inlined: offline)."""
+def figure_to(fig, fmt: str, *, scale: float = 2.0, opts=None) -> bytes:
+    """One figure as bytes in ``fmt`` (png, svg, pdf, html). HTML is self-contained (plotly.js inlined: offline).
+
+    ``opts`` (``figures.layout.Layout``): width, height, font size and title of the file. Static files draw heatmap
+    cells as vector rectangles (``figures.vector``): plotly paints heatmaps as a bitmap, which a paper's PDF must
+    not carry."""
+    from emb_s_core.figures import layout, vector
+
     fmt = _figure_format(fmt)
+    if opts is not None:
+        fig = layout.apply(fig, opts)
     if fmt == "html":
         return fig.to_html(full_html=True, include_plotlyjs=True).encode("utf-8")
     _require_browser()
+    fig = vector.vector_cells(fig)
     for attempt in range(2):
         try:
             with warnings.catch_warnings():  # plotly warns that its per-call options are unused inside a session
@@ -266,8 +388,9 @@ def session() -> Iterator[None]:
         kaleido.stop_sync_server(silence_warnings=True)
 
 
-def figures_to_files(items: Iterable[tuple[object, str | Path]]) -> list[Path]:
-    """Write many (figure, path) pairs; the format comes from each path's suffix; one browser for the batch."""
+def figures_to_files(items: Iterable[tuple[object, str | Path]], opts=None) -> list[Path]:
+    """Write many (figure, path) pairs; the format comes from each path's suffix; one browser for the batch;
+    ``opts`` (``figures.layout.Layout``) sizes every file."""
     items = [(fig, Path(p)) for fig, p in items]
     for _, p in items:
         _figure_format(p.suffix)
@@ -277,7 +400,7 @@ def figures_to_files(items: Iterable[tuple[object, str | Path]]) -> list[Path]:
     def write_all() -> None:
         for fig, p in items:
             p.parent.mkdir(parents=True, exist_ok=True)
-            data = figure_to(fig, p.suffix)
+            data = figure_to(fig, p.suffix, opts=opts)
             tmp = p.with_name(p.name + ".part")
             tmp.write_bytes(data)
             tmp.replace(p)

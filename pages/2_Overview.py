@@ -8,7 +8,7 @@ import streamlit as st
 
 from emb_s_core import metrics
 from emb_s_core.analysis import finder, paper_table, run_state, views
-from emb_s_core.figures import curves, heatmap, style
+from emb_s_core.figures import overview
 from ui import data, state, widgets
 from ui.safe import md
 
@@ -44,17 +44,16 @@ with widgets.guard():
         st.warning("No query matches the filters in the sidebar: widen the domain, task-type or source filter.")
         st.stop()
     view_data = data.illusion_overview(path, v, x, metric, tuple(chosen), domains, tasks, sources, twin, tags)
-agg, states, cols = view_data["agg"], view_data["states"], view_data["columns"]
-rows, twins, eff = view_data["rows"], view_data["twins"], view_data["effective"]
+states, cols = view_data["states"], view_data["columns"]
+twins, eff = view_data["twins"], view_data["effective"]
 if twin and not twins:
     st.caption("No run has benign-twin results yet: `emb-s ladder build --control benign`, then "
                "`emb-s eval -r SPEC --ladder both`.")
 
-n_q = int(pq["qid"].nunique())
-cap = style.caption(widgets.bank_name(path), cols, metrics.metric(metric).k, n_q,
-                    extra="filtered" if (domains or tasks or sources != "all" or tags) else None)
+cap = overview.caption(view_data, metric, x, widgets.bank_name(path), int(pq["qid"].nunique()),
+                       filtered=bool(domains or tasks or sources != "all" or tags))
 n_missing, missing = views.unscored(states)
-fig = heatmap.heatmap(agg, states, metric, rows, cols, x=x, caption=cap)
+fig = overview.figure("heatmap", view_data, metric, x, caption_text=cap)  # what `emb-s figure heatmap` draws
 event = st.plotly_chart(fig, theme=None, key="heat", on_select="rerun", selection_mode="points", width="stretch")
 widgets.figure_downloads(fig, f"heatmap_{metric}", "heat")
 st.caption(f"{metrics.INTERVAL_NOTE}. Cells averaging fewer than {metrics.THIN_N} queries are grey; n is printed "
@@ -101,10 +100,8 @@ with st.expander("Open the failures of one cell", expanded=False):
                      query_params=state.carried(run=run_pick, **{"from": col_pick}))
 
 st.subheader("Degradation across the ladder")
-lines = {r.run: (r.threshold, f"{r.run}: effective scale {r.effective}") for r in eff.itertuples()} \
-    if metric == "SR@10" and x == "scale" else None
-fig2 = curves.curves(agg, states, metric, rows, cols, x=x, caption=cap, twins=twins, thresholds=lines)
-if lines:
+fig2 = overview.figure("curves", view_data, metric, x, caption_text=cap)  # what `emb-s figure curves` draws
+if overview.thresholds(view_data, metric, x):
     st.caption("Dotted: each run's effective-scale threshold, 0.85 × its SR@10 on the base scale; its effective "
                "scale is the largest scale before SR@10 first falls below that line.")
 st.plotly_chart(fig2, theme=None, key="curves", width="stretch")
@@ -112,7 +109,7 @@ widgets.figure_downloads(fig2, f"curves_{metric}", "curves")
 
 st.subheader("Table")
 table = view_data["table"]
-st.dataframe(table, hide_index=True, width="stretch")
+widgets.table(table)
 widgets.table_downloads(table, f"overview_{metric}", "overview")
 
 if twins:
@@ -122,20 +119,20 @@ if twins:
     with widgets.guard():
         gap = data.illusion_gap(path, v, tuple(chosen), metric, domains, tasks, sources, tags)
     st.caption(md(data.twin_references(path, v) or ""))
-    st.dataframe(gap.drop(columns=["test"]), hide_index=True, width="stretch")
+    widgets.table(gap.drop(columns=["test"]))
     widgets.table_downloads(gap, f"illusion_gap_{metric}", "gap")
     st.caption("The twin each gap is measured on: its pools per rung (per-query = the built rung minus that "
                "query's own near misses, refilled to the same tokens), its fill (smallest query's pool tokens ÷ the "
                "built rung's; mean) and the queries' own near misses left in their pools (0 by construction).")
     fill, stale = data.twin_fill(path, v)
-    st.dataframe(fill, hide_index=True, width="stretch")
+    widgets.table(fill)
     if stale:
         st.warning(md(stale))
 if len(eff):
     st.subheader("Effective scale")
     st.caption("The largest scale at which SR@10 stays at or above 0.85 × its base-scale value (domain rungs "
                "pooled); '≥ full' when it never falls below. Interval: bootstrap over queries, 95%.")
-    st.dataframe(eff.drop(columns=["values"]), hide_index=True, width="stretch")
+    widgets.table(eff.drop(columns=["values"]))
 
 paper = st.toggle("Paper table (Table 3: R@1 / SR@10 / FR@10 per scale, reranking under its base)",
                   value=state.get("paper") == "1", key="url_paper")
@@ -156,11 +153,12 @@ if paper:
                "Unfiltered: the sidebar filters do not apply to the paper table.")
     cells = paper_table.flat(pt)
     n_cols = [c for c in cells.columns if c.endswith(" n")]
-    st.dataframe(cells.drop(columns=n_cols), hide_index=True, width="stretch")
-    st.dataframe(cells[["run", *n_cols]], hide_index=True, width="stretch")
+    widgets.table(cells.drop(columns=n_cols), digits=1)
+    widgets.table(cells[["run", *n_cols]])
     c1, c2, c3, _ = st.columns([1, 1, 1, 3])
     for col, fmt, suffix, mime in ((c1, "latex", "tex", "application/x-tex"), (c2, "markdown", "md", "text/markdown"),
                                    (c3, "csv", "csv", "text/csv")):
         col.download_button(f"⬇ {fmt.capitalize() if fmt != 'latex' else 'LaTeX'}",
-                            data=paper_table.render(pt, fmt).encode("utf-8"), file_name=f"paper_table.{suffix}",
+                            data=lambda f=fmt: paper_table.render(pt, f).encode("utf-8"),
+                            file_name=f"paper_table.{suffix}",
                             mime=mime, key=f"dl_paper_{suffix}", on_click="ignore")

@@ -32,8 +32,20 @@ with tab_runs:
         with c2:
             others = [r for r in run_names if r != run_a]
             run_b = state.selectbox("Run B", others, "b", default=others[0])
+        c3, c4 = st.columns(2)
+        with c3:
+            x = state.selectbox("Columns", ["scale", "rung"], "x", default="scale",
+                                format_func=lambda s: {"scale": "scales (domain rungs pooled)",
+                                                       "rung": "every rung"}[s])
+        with c4:
+            twin = st.toggle("Benign twin beside each point (hollow)", value=state.get("twin", "1") == "1",
+                             key="url_twin", help="The same pair on the benign twin ladder, drawn on its built "
+                                                  "column; off: left out of the figure and the table.")
+        state.put(twin=None if twin else "0")
         pq = data.filtered(path, v, domains, tasks, sources, tags)
         common, only = report.ranked_rungs(pq, run_a, run_b, data.columns_in_order(lad, pq, "rung"))
+        shown, only_shown = report.ranked_rungs(report.pooled(pq, x, twin), run_a, run_b,
+                                                data.columns_in_order(lad, pq, x))
         empty = run_state.empty_runs(data.run_states(path, v), [run_a, run_b])
         if empty:
             st.warning(f"{' and '.join(md(e) for e in empty)} {'has' if len(empty) == 1 else 'have'} no results yet (the run is "
@@ -41,20 +53,20 @@ with tab_runs:
         elif not common:
             st.warning(f"{md(run_a)} and {md(run_b)} share no rung with rankings under the current filters.")
         else:
-            if only:
-                st.caption("Rungs only one run has (left out): " + ", ".join(only))
-            tests = data.paired(path, v, run_a, run_b, metric, tuple(common), domains, tasks, sources, tags)
+            if only_shown:
+                st.caption(f"{'Rungs' if x == 'rung' else 'Scales'} only one run has (left out): "
+                           + ", ".join(md(o) for o in only_shown))
+            tests = data.paired(path, v, run_a, run_b, metric, tuple(shown), domains, tasks, sources, tags, x, twin)
             m = metrics.metric(metric)
-            cap = style.caption(widgets.bank_name(path), common, m.k,
-                                int(tests["n"].max()) if len(tests) else 0)
-            fig = compare.deltas(tests, run_a, run_b, metric, caption=cap)
+            built = tests[tests["ladder"] != "benign"]["column"].tolist()
+            cap = style.caption(widgets.bank_name(path), built, m.k, int(tests["n"].max()) if len(tests) else 0,
+                                unit=x, extra="hollow: benign twin" if (tests["ladder"] == "benign").any() else None)
+            fig = compare.deltas(tests, run_a, run_b, metric, caption=cap, x=x)
             st.plotly_chart(fig, theme=None, key="deltas", width="stretch")
             widgets.figure_downloads(fig, f"delta_{run_a}_vs_{run_b}_{metric}", "deltas")
-            st.dataframe(tests, hide_index=True, width="stretch",
-                         column_config={c: st.column_config.NumberColumn(format="%.4f")
-                                        for c in ("delta", "ci_low", "ci_high", "p_value")})
+            widgets.table(tests)
             widgets.table_downloads(tests, f"paired_{run_a}_vs_{run_b}_{metric}", "paired")
-            fig2 = compare.win_loss(tests, run_a, run_b, caption=cap)
+            fig2 = compare.win_loss(tests, run_a, run_b, caption=cap, x=x)
             st.plotly_chart(fig2, theme=None, key="winloss", width="stretch")
             widgets.figure_downloads(fig2, f"winloss_{run_a}_vs_{run_b}_{metric}", "winloss")
 

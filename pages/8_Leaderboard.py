@@ -50,7 +50,7 @@ state.put(desc="1" if descending else "0", detail="1" if detail else None)
 table = board.table(detail=detail, sort_by=sort_by, descending=descending)
 column_help = {c: st.column_config.TextColumn(help=f"mean {metric} at {c}; ▲ ▼ = against the baseline")
                for c in board.columns}
-st.dataframe(table, hide_index=True, width="stretch", column_config=column_help)
+widgets.table(table, column_config=column_help)
 legend = board.legend()
 st.text(legend)  # names from the workspace: shown as text, never as Markdown
 widgets.table_downloads(table, f"leaderboard_{metric}_{correction}", "leaderboard",
@@ -60,7 +60,7 @@ st.subheader("As a figure")
 order = table["run"].tolist()
 cap = style.caption(widgets.bank_name(path), board.columns, metrics.metric(metric).k,
                     int(data.filtered(path, v, domains, tasks, sources, tags)["qid"].nunique()),
-                    extra=f"{metrics.CORRECTION_LABELS[correction]}, α = {board.alpha:g}")
+                    extra=f"{metrics.CORRECTION_LABELS[correction]}, α = {board.alpha:g}", unit=x)
 fig = board_figure.leaderboard(board.cells, order, board.columns, metric, board.baseline, x=x, caption=cap)
 st.plotly_chart(fig, theme=None, key="board", width="stretch")
 widgets.figure_downloads(fig, f"leaderboard_{metric}_{correction}", "board")

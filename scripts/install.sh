@@ -2,7 +2,8 @@
 # Installs everything EMB-S Diagnostics needs on a fresh Debian machine with Python 3.11, into the project's own
 # virtual environment `.venv` (created here), so the machine's other Python packages can neither break this install
 # nor be broken by it: the Python stack (torch pinned to the CPU wheel), the model-carrying wheels, the package itself
-# (editable), and Debian's chromium for plotly's static export and the browser tests. Safe to re-run.
+# (editable), Debian's chromium for plotly's static export and the browser tests, and texlive-latex-base for the tests
+# that compile every LaTeX export. Safe to re-run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -30,5 +31,14 @@ if ! command -v chromium >/dev/null 2>&1; then
       || echo "install.sh: could not install chromium; figure export to PNG/SVG/PDF and browser tests will be skipped" >&2
   else
     echo "install.sh: chromium not found and apt-get unavailable (not root?); static figure export needs it" >&2
+  fi
+fi
+
+if ! command -v pdflatex >/dev/null 2>&1; then  # only the tests use it: they compile every LaTeX export
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq texlive-latex-base >/dev/null) \
+      || echo "install.sh: could not install texlive-latex-base; the LaTeX exports are checked for ASCII only" >&2
+  else
+    echo "install.sh: pdflatex not found and apt-get unavailable (not root?); the LaTeX compile tests will skip" >&2
   fi
 fi

@@ -227,13 +227,14 @@ def overview(path: str, v: int, x: str, metric: str, run_names: tuple[str, ...],
 
 
 @st.cache_resource(max_entries=32, show_spinner="Paired tests per rung…")
-def paired(path: str, v: int, run_a: str, run_b: str, metric: str, rung_names: tuple[str, ...],
-           domains: tuple[str, ...], tasks: tuple[str, ...], sources: str, tags: tuple[str, ...] = ()
-           ) -> pd.DataFrame:
-    """``report.compare`` of A vs B on the filtered rows, on each rung both ran (one row per rung)."""
-    tests = report.compare(_ws(path, v), run_a, run_b, metric, rungs=list(rung_names),
-                           per_query_df=filtered(path, v, domains, tasks, sources, tags))
-    return tests[report.PAIRED_COLUMNS]
+def paired(path: str, v: int, run_a: str, run_b: str, metric: str, columns: tuple[str, ...],
+           domains: tuple[str, ...], tasks: tuple[str, ...], sources: str, tags: tuple[str, ...] = (),
+           x: str = "rung", twin: bool = True) -> pd.DataFrame:
+    """``report.compare_by`` of A vs B on the filtered rows over ``columns`` (rungs or pooled scales, the twin's
+    too unless ``twin`` is False): one row per column with its ladder."""
+    tests = report.compare_by(_ws(path, v), run_a, run_b, metric, columns, x=x, twin=twin,
+                              per_query_df=filtered(path, v, domains, tasks, sources, tags))
+    return tests[[x, "ladder", "column", *report.PAIRED_COLUMNS[1:]]]
 
 
 @st.cache_resource(max_entries=ENTRIES, show_spinner=False)

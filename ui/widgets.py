@@ -149,15 +149,52 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "figure"
 
 
+def figure_layout(key: str):
+    """Export size controls (the options of ``emb-s figure``: preset, width, height, font size, title), folded away:
+    a figure for a paper column is exported at that width with print-size text instead of shrunk into it."""
+    from emb_s_core.figures import layout
+
+    with st.expander("Export size: width, height, font, title", expanded=False):
+        c1, c2, c3, c4, c5 = st.columns([2, 1, 1, 1, 1], vertical_alignment="bottom")
+        preset = c1.selectbox("Size", list(layout.PRESETS), key=f"fig_{key}_size",
+                              format_func=lambda p: {"screen": "as drawn", "column": "paper column (3.5 in)",
+                                                     "page": "paper text width (7 in)"}[p])
+        width = c2.number_input("Width px", 0, layout.LIMITS["width"][1], 0, step=10, key=f"fig_{key}_w",
+                                help="0: the size's own (1 px = 0.75 pt in the PDF)")
+        height = c3.number_input("Height px", 0, layout.LIMITS["height"][1], 0, step=10, key=f"fig_{key}_h",
+                                 help="0: in proportion to the width")
+        font = c4.number_input("Font px", 0, int(layout.LIMITS["font_size"][1]), 0, key=f"fig_{key}_font",
+                               help="0: the size's own; title, legend and cell labels keep their proportions")
+        title = c5.selectbox("Title", ["default", "show", "hide"], key=f"fig_{key}_title",
+                             help="default: shown, except on a paper column (its LaTeX caption replaces it)")
+    try:
+        return layout.layout(preset, width=width or None, height=height or None, font_size=font or None,
+                             title={"default": None, "show": True, "hide": False}[title])
+    except EmbSError as exc:  # a number out of range: say so, export as drawn, keep the page
+        st.error(md(exc))
+        return layout.Layout()
+
+
 def figure_downloads(fig, name: str, key: str) -> None:
-    """PNG / SVG / PDF / HTML buttons; files are made only when clicked (kaleido takes ~1 s per static file)."""
+    """PNG / SVG / PDF / HTML buttons, at the size chosen under :func:`figure_layout`; files are made only when
+    clicked (kaleido takes ~1 s per static file); static files draw heatmap cells as vector shapes."""
     from emb_s_core import export
 
+    opts = figure_layout(key)
     cols = st.columns(4)
     for col, fmt in zip(cols, export.FIGURE_FORMATS):
-        col.download_button(f"⬇ {fmt.upper()}", data=lambda f=fmt: export.figure_to(fig, f),
+        col.download_button(f"⬇ {fmt.upper()}", data=lambda f=fmt: export.figure_to(fig, f, opts=opts),
                             file_name=f"{slug(name)}.{fmt}", mime=export.MIME[fmt], key=f"dl_{key}_{fmt}",
                             on_click="ignore")
+
+
+def table(df: pd.DataFrame, digits: int = 4, **kwargs) -> None:
+    """``st.dataframe`` of an analysis table as people read it: every cell through the one formatter
+    (``export.display_frame``: fixed decimals, ``< 0.0001`` p-values, ``–`` for missing), never ``None`` or
+    ``0.00000000001``; downloads keep the full values."""
+    from emb_s_core import export
+
+    st.dataframe(export.display_frame(df, digits), hide_index=True, width="stretch", **kwargs)
 
 
 _TABLE_DOWNLOADS = {"csv": ("CSV", "csv", "text/csv"), "latex": ("LaTeX", "tex", "application/x-tex"),

@@ -175,15 +175,19 @@ def twin_label(run: str) -> str:
     return f"{run}{TWIN_SUFFIX}"
 
 
-def with_twin_rows(pq: pd.DataFrame, run_names: Sequence[str]) -> tuple[pd.DataFrame, list[str], dict[str, str]]:
-    """The per-query rows of the built ladder plus, for each run with twin results, its twin rows relabelled as
-    run ``"<run> · benign"`` on the built rung names (so the heatmap and curves place them in the same columns).
+def with_twin_rows(pq: pd.DataFrame, run_names: Sequence[str], kind: str = ladder.BUILT
+                   ) -> tuple[pd.DataFrame, list[str], dict[str, str]]:
+    """The per-query rows of the view's ladder (``kind``: built, else official) plus, for each run with twin
+    results, its twin rows relabelled as run ``"<run> · benign"`` on the built rung names (so the heatmap and curves
+    place them in the same columns: the twin beside its ladder, never its continuation).
 
     Returns (rows, row names in display order: each run followed by its twin, twin label → run).
     """
     kinds = pq["rung"].map(ladder.kind_of) if len(pq) else pd.Series([], dtype=object)
-    built = pq[(kinds == ladder.BUILT).to_numpy()]
+    built = pq[(kinds == kind).to_numpy()]
     benign = pq[(kinds == ladder.BENIGN).to_numpy() & pq["run"].isin(list(run_names)).to_numpy()]
+    if kind != ladder.BUILT:  # the twin is the built ladder's companion
+        benign = benign.iloc[0:0]
     twins = {twin_label(r): r for r in run_names if (benign["run"] == r).any()}
     if len(benign):
         plain = benign["rung"].map(ladder.plain_name)
@@ -206,10 +210,16 @@ def overview(pq: pd.DataFrame, lad: ladder.Ladder | None, metric: str, x: str, r
     twins (row → run), the effective scale per run (SR@10) and its threshold line per run for the curves."""
     from emb_s_core.analysis import views
 
-    rows, names, twins = with_twin_rows(pq, run_names) if twin else (pq, list(run_names), {})
-    shown = lad
-    if twin and lad is not None:  # the twin is drawn as rows, so its rungs are not columns too
-        shown = ladder.Ladder([r for r in lad.rungs if r.ladder != ladder.BENIGN], lad.kept, lad.options)
+    # the ladder the view is about (built, else official: views.kind_in_view); the twin its companion rows
+    kind = views.kind_in_view(r.ladder for r in (lad.rungs if lad is not None else [])) or ladder.BUILT
+    if twin:
+        rows, names, twins = with_twin_rows(pq, run_names, kind)
+    else:  # the twin left out: neither its rows nor its rungs
+        rows, names, twins = (pq[(pq["rung"].map(ladder.kind_of) == kind).to_numpy()] if len(pq) else pq,
+                              list(run_names), {})
+    shown = lad  # one ladder's rungs as columns, in ladder order; the twin is drawn as rows beside them
+    if lad is not None:
+        shown = ladder.Ladder([r for r in lad.rungs if r.ladder == kind], lad.kept, lad.options)
     agg, states, cols = views.overview(rows, shown, metric, x, names)
     eff = pd.DataFrame(columns=["run", "effective", "ci_low", "ci_high", "base", "threshold", "n"])
     if lad is not None and len(pq):

@@ -186,7 +186,9 @@ def flat(table: PaperTable) -> pd.DataFrame:
 
 
 def _cell(value: float) -> str | None:
-    return None if pd.isna(value) else f"{value:.1f}"
+    from emb_s_core.export import format_value
+
+    return format_value(value, digits=1)  # the one formatter, at the paper's one decimal (values in %)
 
 
 def _n_note(table: PaperTable) -> list[str]:
@@ -224,8 +226,10 @@ def to_markdown(table: PaperTable) -> str:
 
 
 def to_latex(table: PaperTable) -> str:
-    """A booktabs table: a header row of scales spanning their three metrics, cmidrules, a note with n."""
+    """A booktabs table: a header row of scales spanning their three metrics, cmidrules, a note with n; ASCII, and
+    compiles with plain pdflatex (``export.latex_fragment``)."""
     from emb_s_core.export import latex_escape as tex
+    from emb_s_core.export import latex_fragment
 
     k = len(METRICS)
     eff = list(table.effective) if table.effective is not None else None
@@ -241,7 +245,7 @@ def to_latex(table: PaperTable) -> str:
                      + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}",
               r"\par\footnotesize Values in \%. " + tex(" / ".join(_n_note(table))), ""]
-    return "\n".join(lines)
+    return latex_fragment("\n".join(lines))
 
 
 def render(table: PaperTable, fmt: str) -> str:

@@ -92,6 +92,45 @@ def compare(ws: Workspace, run_a: str, run_b: str, metric: str = "SR@10", rungs:
     return _in_ladder_order(ws, pd.DataFrame(tests), ["rung"])
 
 
+def pooled(per_query_df: pd.DataFrame, x: str = "rung", twin: bool = True) -> pd.DataFrame:
+    """``per_query_df`` with its ``rung`` column holding the columns a view compares: every rung (``x="rung"``) or
+    the Overview's pooled scales (``x="scale"``: ``views.scale_of``, domain rungs of one size together, each query
+    on its own domain's rung); ``twin=False`` leaves the benign twin's rows out."""
+    from emb_s_core import ladder
+
+    if x not in ("rung", "scale"):
+        raise EmbSError(f"unknown column kind {x!r}", fix="use rung or scale.")
+    pq = per_query_df
+    if not twin and len(pq):
+        pq = pq[(pq["rung"].map(ladder.kind_of) != ladder.BENIGN).to_numpy()]
+    return pq.assign(rung=pq["scale"]) if x == "scale" and len(pq) else pq
+
+
+def compare_by(ws: Workspace, run_a: str, run_b: str, metric: str, columns: Sequence[str] | None, x: str = "rung",
+               twin: bool = True, per_query_df: pd.DataFrame | None = None, n_resamples: int = 10000,
+               seed: int = 0) -> pd.DataFrame:
+    """:func:`compare` over a view's ``columns`` (rungs or pooled scales, see :func:`pooled`; in the order given;
+    None: every one both runs have, in ladder order),
+    with ``ladder`` (built, official or benign) and ``column`` (the name within its ladder: ``benign:64K`` → ``64K``)
+    so a figure can draw the twin beside its ladder on the same axis instead of as more columns. The first column is
+    named ``x`` (``rung`` or ``scale``): pooled scales are titled as what they are."""
+    from emb_s_core import ladder
+
+    raw = per_query_df if per_query_df is not None else _per_query(ws, [run_a, run_b])
+    pq = pooled(raw, x, twin)
+    if columns is None:  # every column both have, in ladder order (none: compare says why)
+        shared = set(pq.loc[pq["run"] == run_a, "rung"]) & set(pq.loc[pq["run"] == run_b, "rung"])
+        order = views.columns(ladder.load_all(ws), raw, x)
+        columns = [c for c in order if c in shared] + sorted(shared - set(order)) or None
+    tests = compare(ws, run_a, run_b, metric, rungs=list(columns) if columns else None, n_resamples=n_resamples,
+                    seed=seed, per_query_df=pq)
+    order = {c: i for i, c in enumerate(columns)}
+    tests = tests.sort_values("rung", key=lambda s: s.map(order), kind="stable").reset_index(drop=True)
+    tests.insert(1, "ladder", tests["rung"].map(ladder.kind_of))
+    tests.insert(2, "column", tests["rung"].map(ladder.plain_name))
+    return tests.rename(columns={"rung": x})
+
+
 def left_out_metrics(kept: pd.DataFrame, every: pd.DataFrame) -> list[str]:
     """One note per metric of ``every`` (rows with ``keep_undefined``) that ``kept`` lost entirely: no query of any
     cell defines it, e.g. R@1 on a bank without single-source queries."""

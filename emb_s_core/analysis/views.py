@@ -171,9 +171,15 @@ def cell_states(per_query_df: pd.DataFrame, run_names: list[str], cols: list[str
 
 
 def figure(ws: Workspace, kind: str, metric: str = "SR@10", *, run_names: list[str] | None = None, x: str = "scale",
-           domains=(), tasks=(), sources: str = "all"):
-    """The Overview heatmap / curves, or the Ladder page's source-mixing figure, for ``ws`` (CLI entry point)."""
-    from emb_s_core.figures import curves, heatmap, mixing, style
+           domains=(), tasks=(), sources: str = "all", twin: bool = True):
+    """The Overview heatmap / curves, or the Ladder page's source-mixing figure, for ``ws`` (CLI entry point).
+
+    Heatmap and curves come from the Overview's own analysis (``illusion.overview``) and builder
+    (``figures.overview``): the benign twin as ``<run> · benign`` rows / dashed curves beside the view's ladder, or
+    left out (``twin=False``); never its rungs as more columns."""
+    from emb_s_core.analysis import illusion
+    from emb_s_core.evaluate import stale_twin_runs
+    from emb_s_core.figures import mixing, overview, style
 
     lad = ladder.load_all(ws)
     if lad is None:
@@ -194,14 +200,14 @@ def figure(ws: Workspace, kind: str, metric: str = "SR@10", *, run_names: list[s
         dist = mixing_view.distinct_sources(ws, run_names=chosen[:1], rungs=pair, k=mixing_view.K)
         return mixing.mixing(dist, chosen[0], pair, k=mixing_view.K,
                              caption=style.caption(name, pair, mixing_view.K, mixing_view.n_queries(dist)))
-    if kind not in ("heatmap", "curves"):
+    if kind not in overview.KINDS:
         raise EmbSError(f"unknown figure {kind!r}", fix="use heatmap, curves or mixing.")
     m = metrics.metric(metric)
     pq = filter_rows(per_query(ws), domains, tasks, sources)
     if pq.empty:
         raise EmbSError("no query matches the filters", fix="widen --domain / --task / --sources.")
-    agg, states, cols = overview(pq, lad, metric, x, chosen)
-    cap = style.caption(name, cols, m.k, int(pq["qid"].nunique()),
-                        extra="filtered" if (domains or tasks or sources != "all") else None)
-    build = heatmap.heatmap if kind == "heatmap" else curves.curves
-    return build(agg, states, m.name, chosen, cols, x=x, caption=cap)
+    view = illusion.overview(illusion.without_stale_twins(pq, stale_twin_runs(ws)), lad, m.name, x, chosen,
+                             twin=twin)
+    cap = overview.caption(view, m.name, x, name, int(pq["qid"].nunique()),
+                           filtered=bool(domains or tasks or sources != "all"))
+    return overview.figure(kind, view, m.name, x, caption_text=cap)

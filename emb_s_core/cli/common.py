@@ -31,7 +31,7 @@ def print_table(rows: list[dict[str, Any]], columns: list[str] | None = None) ->
         print("(no rows)")
         return
     columns = columns or list(rows[0])
-    cells = [[_fmt(r.get(c)) for c in columns] for r in rows]
+    cells = [[_fmt(r.get(c), c) for c in columns] for r in rows]
     widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
     print("  ".join(c.ljust(w) for c, w in zip(columns, widths)))
     print("  ".join("-" * w for w in widths))
@@ -39,11 +39,15 @@ def print_table(rows: list[dict[str, Any]], columns: list[str] | None = None) ->
         print("  ".join(v.ljust(w) for v, w in zip(row, widths)))
 
 
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.4f}"
-    if isinstance(value, int):
+def _fmt(value: Any, column: str | None = None) -> str:
+    """Integers with thousands separators; floats through the one table formatter (``export.format_value``: 4
+    decimals, ``< 0.0001`` p-values, missing as blank)."""
+    if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}"
+    if isinstance(value, float):
+        from emb_s_core.export import format_value
+
+        return format_value(value, column) or ""
     return "" if value is None else str(value)
 
 def add_model_options(p: argparse.ArgumentParser, default: str | None = DEFAULT_MODEL, flag: str = "--model") -> None:

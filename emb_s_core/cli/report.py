@@ -49,7 +49,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("run_a", metavar="RUN_A")
     c.add_argument("run_b", metavar="RUN_B")
     c.add_argument("--metric", default="SR@10", help="one metric (default SR@10)")
-    c.add_argument("--rungs", default=None, help="comma-separated rung names (default: every shared rung)")
+    c.add_argument("--rungs", default=None, help="comma-separated rung (or with --columns scale, scale) names "
+                                                 "(default: every one both runs have)")
+    c.add_argument("--columns", choices=["rung", "scale"], default="rung",
+                   help="rung: every rung (default); scale: domain rungs of one size pooled, as the Overview and "
+                        "the Compare page do")
+    c.add_argument("--no-twin", action="store_true", help="leave the benign twin's rungs out")
     c.add_argument("--n-resamples", type=int, default=10000)
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--format", choices=["table", "csv", "json", "markdown", "latex"], default="table")
@@ -185,11 +190,13 @@ def _illusion(ws, args: argparse.Namespace) -> int:
             sys.stdout.write(text)
             return 0
     elif fmt in ("markdown", "latex"):
-        parts = [references or ""]
+        def para(line: str) -> str:  # LaTeX: escaped to ASCII, its own paragraph, so the whole output compiles
+            return export.latex_escape(line) + r"\par" if fmt == "latex" else line
+
+        parts = [para(references) if references else ""]
         for heading, table, note in zip(headings, (fill, gaps.drop(columns=["test"]), eff),
                                         (None, " ".join(f"{n}." for n in notes) or None, None)):
-            parts.append(f"{export.latex_escape(heading) if fmt == 'latex' else heading}\n\n"
-                         + export.table_to(table, fmt, note=note))
+            parts.append(f"{para(heading)}\n\n" + export.table_to(table, fmt, note=note))
         text = "\n".join(p for p in parts if p) + "\n"
     else:
         if references:
@@ -223,9 +230,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from emb_s_core.analysis import report
 
     ws = _open(args.workspace)
-    df = report.compare(ws, args.run_a, args.run_b, metric=args.metric, rungs=_split(args.rungs),
-                        n_resamples=args.n_resamples, seed=args.seed)
-    cols = ["rung", "metric", "n", "mean_a", "mean_b", "delta", "ci_low", "ci_high", "p_value", "wins", "losses",
+    x = args.columns
+    df = report.compare_by(ws, args.run_a, args.run_b, args.metric, _split(args.rungs), x=x, twin=not args.no_twin,
+                           n_resamples=args.n_resamples, seed=args.seed)  # what the Compare page tests
+    cols = [x, "metric", "n", "mean_a", "mean_b", "delta", "ci_low", "ci_high", "p_value", "wins", "losses",
             "ties"]
     _emit(df[cols], args.format, None)
     if args.format == "table":

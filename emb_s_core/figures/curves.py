@@ -54,9 +54,9 @@ def curves(agg: pd.DataFrame, states: pd.DataFrame, metric: str, runs: list[str]
             x=rungs, y=vals, mode="lines+markers", name=run, legendgroup=run,
             line=dict(color=color, width=2.5, dash="dash" if run in twins else "solid"),
             marker=dict(size=8), connectgaps=False, customdata=list(zip(ns, lo, hi)),
-            hovertemplate=(f"{style.text(run)}<br>rung %{{x}}<br>{metric} = %{{y:.3f}}<br>n = %{{customdata[0]}}"
+            hovertemplate=(f"{style.text(run)}<br>{x} %{{x}}<br>{metric} = %{{y:.3f}}<br>n = %{{customdata[0]}}"
                            "<br>95% CI [%{customdata[1]:.3f}, %{customdata[2]:.3f}]<extra></extra>")))
-    fig.update_xaxes(title_text="rung (searchable pool size in tokens)", type="category",
+    fig.update_xaxes(title_text=f"{x} (searchable pool size in tokens)", type="category",
                      categoryorder="array", categoryarray=rungs, tickangle=-45)
     fig.update_yaxes(title_text=style.metric_label(metric), range=[0, 1.02])
     return style.apply(fig, title or f"{metric} as the pool grows (band: 95% interval, Wilson for binary cells)", caption)

@@ -71,20 +71,19 @@ def heatmap(agg: pd.DataFrame, states: pd.DataFrame, metric: str, runs: list[str
               for tr in cells], customdata=custom,
         texttemplate="%{text}", textfont=dict(size=12, color="#444444"), hoverinfo="skip", xgap=2, ygap=2))
     fig.add_trace(go.Heatmap(
-        z=z, x=rungs, y=runs, zmin=0.0, zmax=1.0, colorscale=style.SEQUENTIAL, text=shown,
-        texttemplate="%{text}", textfont=dict(size=12), customdata=custom, xgap=2, ygap=2,
-        colorbar=dict(title=dict(text=metric, side="right")), hoverinfo="skip"))
+        z=z, x=rungs, y=runs, zmin=0.0, zmax=1.0, text=shown, texttemplate="%{text}", textfont=dict(size=12),
+        customdata=custom, xgap=2, ygap=2, hoverinfo="skip", **style.sequential(metric)))
     # invisible markers on the cell centres: heatmaps cannot be selected by a click, points can (the dashboard
     # opens a cell's failures on click); they carry the hover text so the heatmap's own hover is not needed
-    hover = (f"run %{{y}}<br>rung %{{x}}<br>{metric} = %{{customdata[5]}}<br>n = %{{customdata[0]}}"
+    hover = (f"run %{{y}}<br>{x} %{{x}}<br>{metric} = %{{customdata[5]}}<br>n = %{{customdata[0]}}"
              "<br>95% CI [%{customdata[1]}, %{customdata[2]}] (%{customdata[4]})<br>%{customdata[3]}<extra></extra>")
     fig.add_trace(go.Scatter(
         x=[c for _ in runs for c in rungs], y=[r for r in runs for _ in rungs], mode="markers",
         marker=dict(symbol="square", size=28, opacity=0), selected=dict(marker=dict(opacity=0)),
         unselected=dict(marker=dict(opacity=0)), showlegend=False, name="cells",
         customdata=[c + [t] for cr, tr in zip(custom, text) for c, t in zip(cr, tr)], hovertemplate=hover))
-    fig.update_layout(clickmode="event+select", dragmode=False)
-    fig.update_xaxes(title_text="rung (searchable pool size in tokens)", type="category", tickangle=-45)
+    fig.update_layout(clickmode="event+select", dragmode=False, meta=dict(rows=len(runs)))  # rows: for export sizes
+    fig.update_xaxes(title_text=f"{x} (searchable pool size in tokens)", type="category", tickangle=-45)
     fig.update_yaxes(title_text="run", type="category", autorange="reversed")
     if "small" in a.columns and a["small"].astype(bool).any():
         caption = "; ".join(c for c in (caption, (f"grey: fewer than {metrics.THIN_N} queries" if greyed else "")

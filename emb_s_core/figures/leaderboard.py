@@ -49,13 +49,14 @@ def leaderboard(cells: pd.DataFrame, runs: list[str], columns: list[str], metric
     fig.add_trace(go.Heatmap(z=blank, x=xs, y=ys, colorscale=[[0, "#DDDDDD"], [1, "#DDDDDD"]],
                              showscale=False, hoverinfo="skip", xgap=2, ygap=2))
     fig.add_trace(go.Heatmap(
-        z=z, x=xs, y=ys, zmin=0.0, zmax=1.0, colorscale=style.SEQUENTIAL, text=text,
+        z=z, x=xs, y=ys, zmin=0.0, zmax=1.0, text=text,
         texttemplate="%{text}", textfont=dict(size=12), customdata=hover,
         hovertemplate="%{customdata[0]} at %{customdata[1]}<br>%{customdata[2]}<br>%{customdata[3]}<br>%{customdata[4]}"
                       "<br>%{customdata[5]}<br>%{customdata[6]}<extra></extra>",
-        xgap=2, ygap=2, colorbar=dict(title=dict(text=metric, side="right"))))
+        xgap=2, ygap=2, **style.sequential(metric)))
     fig.update_xaxes(title_text=f"{x} (searchable pool size in tokens)", type="category", tickangle=-45)
     fig.update_yaxes(title_text="run", type="category", autorange="reversed")
+    fig.update_layout(meta=dict(rows=len(runs)))  # rows: export sizes keep room for them (figures.layout)
     height = max(360, 120 + 48 * len(runs) + 60)
     width = max(700, 180 + 80 * len(columns))
     return style.apply(fig, title or f"{style.metric_label(metric)}: runs against {baseline}", caption,

@@ -30,21 +30,42 @@ def metric_label(metric: str) -> str:
         return metric
 
 
+def higher_is_better(metric: str) -> bool:
+    """The metric's direction from the catalogue in ``metrics`` (a name it does not know counts as higher)."""
+    from emb_s_core import metrics
+    from emb_s_core.errors import EmbSError
+
+    try:
+        return metrics.metric(metric).higher_is_better
+    except EmbSError:
+        return True
+
+
+def sequential(metric: str) -> dict:
+    """Heatmap colour settings for ``metric``: the sequential scale, reversed where lower is better (HN-intrusion),
+    so the same colour means "good" on every heatmap; the colour bar's title says which way is better."""
+    better = higher_is_better(metric)
+    return dict(colorscale=SEQUENTIAL, reversescale=not better,
+                colorbar=dict(title=dict(text=text(f"{metric} ({'higher' if better else 'lower'} is better)"),
+                                         side="right")))
+
+
 def colors(names: Iterable[str]) -> dict[str, str]:
     """A stable colour per name (runs, rungs): the order given decides, wrapping after eight."""
     return {n: OKABE_ITO[i % len(OKABE_ITO)] for i, n in enumerate(names)}
 
 
 def caption(bank: str | None = None, rungs: str | Iterable[str] | None = None, k: int | str | None = None,
-            n: int | str | None = None, extra: str | None = None) -> str:
-    """The caption line every figure carries: ``bank · rung(s) · K · n`` (missing parts left out)."""
+            n: int | str | None = None, extra: str | None = None, unit: str = "rung") -> str:
+    """The caption line every figure carries: ``bank · rung(s) · K · n`` (missing parts left out); ``unit`` names
+    the columns: ``scale`` when domain rungs are pooled."""
     parts = []
     if bank:
         parts.append(f"bank: {bank}")
     if rungs is not None:
         names = [rungs] if isinstance(rungs, str) else list(rungs)
-        shown = ", ".join(names) if len(names) <= 4 else f"{names[0]} … {names[-1]} ({len(names)} rungs)"
-        parts.append(f"rung{'s' if len(names) > 1 else ''}: {shown}")
+        shown = ", ".join(names) if len(names) <= 4 else f"{names[0]} … {names[-1]} ({len(names)} {unit}s)"
+        parts.append(f"{unit}{'s' if len(names) > 1 else ''}: {shown}")
     if k is not None:
         parts.append(f"K = {k}")
     if n is not None:

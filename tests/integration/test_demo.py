@@ -12,7 +12,8 @@ def test_demo_builds_bank_ladder_and_runs_then_resumes_as_no_op(tmp_path, capsys
     assert "demo workspace ready" in capsys.readouterr().out
     ws = Workspace(ws_dir)
     lad = ladder.load(ws)
-    assert lad.names[0].startswith("64K/") and lad.names[-1] == "full"
+    # the eight 64K pools already hold the whole 64K bank: `full` would repeat the shared rung and is not built twice
+    assert lad.names[0].startswith("64K/") and lad.names[-1] == "512K"
     results = runs.load_results(ws, ["bm25"])
     smallest = min(r.n_documents for r in lad.rungs)
     assert smallest < 100 and results["doc_ids"].map(len).max() == smallest  # k capped by the smallest rung

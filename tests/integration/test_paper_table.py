@@ -92,7 +92,7 @@ def test_cli_and_bad_requests(ws, capsys, tmp_path):
     assert "| run | 8K R@1 |" in capsys.readouterr().out
     out = tmp_path / "t3.tex"
     assert main(["report", "--paper-table", "--rungs", "8K", "-w", str(ws.path), "--out", str(out)]) == 0
-    assert out.read_text().startswith(r"\begin{tabular}{lrrrl}")  # 3 metrics + effective scale
+    assert "\n" + r"\begin{tabular}{lrrrl}" in out.read_text()  # 3 metrics + effective scale (after its \providecommands)
     # no --scales: every scale of the built ladder (it used to ask for 64K/512K/30M/326M and exit 2 on this bank)
     assert main(["report", "--paper-table", "-w", str(ws.path)]) == 0
     header = capsys.readouterr().out.splitlines()[0]

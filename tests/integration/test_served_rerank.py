@@ -116,7 +116,7 @@ def test_served_rerank_errors(ws, server):
         evaluate.evaluate(ws, "rerank:litellm/other:bm25", name="refused", k=5, rungs=[ladder.load(ws).rungs[0].name],
                           api_base=url)
     state["status"] = 503
-    assert ws.version == version + 1  # only the run's registration; no result was written
-    assert runs.load_results(ws, runs=["refused"]).empty
+    assert ws.version == version  # a run is registered with its first results: nothing was written
+    assert runs.get_run(ws, "refused") is None and runs.load_results(ws, runs=["refused"]).empty
     with pytest.raises(EmbSError, match="needs a model name"):
         retrievers.get("rerank:litellm/:bm25")

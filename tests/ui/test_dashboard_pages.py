@@ -216,16 +216,17 @@ def test_drilldown_search_and_escaping(app_env, tmp_path):
 
 def test_compare_paired_tests(app_env):
     at = run_page("4_Compare.py", {"ws": str(app_env), "a": "overlap", "b": "overlap-idf", "metric": "SR@K",
-                                   "k": "10"})
+                                   "k": "10", "x": "rung"})
     assert_clean(at)
     tests = at.dataframe[0].value
     assert {"delta", "p_value", "ci_low", "ci_high", "n", "wins", "losses", "ties"} <= set(tests.columns)
     assert len(tests) == 11
-    assert ((tests["p_value"] > 0) & (tests["p_value"] <= 1)).all()
+    # shown through the one formatter: 4 decimals, "< 0.0001" below that
+    assert all(p == "< 0.0001" or 0 < float(p) <= 1 for p in tests["p_value"])
     assert (tests["wins"] + tests["losses"] + tests["ties"] == tests["n"]).all()
     assert len(plotly_specs(at)) == 2
     # partial only has the shared rungs: the comparison keeps the common ones and says so
-    at = run_page("4_Compare.py", {"ws": str(app_env), "a": "overlap", "b": "partial"})
+    at = run_page("4_Compare.py", {"ws": str(app_env), "a": "overlap", "b": "partial", "x": "rung"})
     assert_clean(at)
     assert len(at.dataframe[0].value) == 5  # shared, 4K, 8K, 16K, full
     assert any("left out" in c.value for c in at.caption)

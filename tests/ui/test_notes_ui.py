@@ -110,7 +110,7 @@ def test_tags_filter_overview_and_compare(copy):
     assert_clean(at)
     assert at.multiselect(key="url_tag").value == ["pair"]
     table = at.dataframe[0].value
-    assert table[(table["run"] == "overlap") & (table["rung"] == "full")]["n"].iloc[0] == 2
+    assert int(table[(table["run"] == "overlap") & (table["rung"] == "full")]["n"].iloc[0]) == 2
     assert "n = 2 queries" in json.dumps(plotly_specs(at)[0]["layout"])
     cmp = run_page("4_Compare.py", {"ws": str(copy), "a": "overlap", "b": "overlap-idf", "tag": "pair"})
     assert_clean(cmp)
