@@ -1,4 +1,5 @@
-"""Overview: one metric as a run × rung heatmap and as degradation curves; click a cell for its failures."""
+"""Overview: one metric as a run × rung heatmap and as degradation curves; click a cell for the queries lost there
+(the drill-down's finder), or a base cell for its failures."""
 from __future__ import annotations
 
 import html
@@ -6,7 +7,7 @@ import html
 import streamlit as st
 
 from emb_s_core import metrics
-from emb_s_core.analysis import paper_table, run_state, views
+from emb_s_core.analysis import finder, paper_table, run_state, views
 from emb_s_core.figures import overview
 from ui import data, state, widgets
 from ui.safe import md
@@ -71,22 +72,34 @@ if missing:
     st.caption(f"{n_missing} cell(s) have no score: " + ", ".join(md(m) for m in missing)
                + " — shown in grey, never as zero.")
 
+def _way(column: str) -> str:
+    """How the drill-down opens for a cell: the finder where the column has a smaller rung, else the failures."""
+    return "finder" if finder.smaller_than(lad, pq, column) else "failures"
+
+
 points = (event.selection.points if event and getattr(event, "selection", None) else []) or []
 if points:
     p = points[0]  # the figure shows names escaped for plotly (figures.style.text): map them back
     run_hit, col_hit = html.unescape(str(p.get("y"))), html.unescape(str(p.get("x")))
+    # a cell opens the finder (queries fine at the base, lost at that cell's rung); a base cell, with nothing below
+    # it, its failures
     if run_hit in chosen and col_hit in cols:
-        st.switch_page(DRILL, query_params=state.carried(run=run_hit, rung=col_hit))
+        st.switch_page(DRILL, query_params=state.carried(run=run_hit, rung=col_hit, by=_way(col_hit)))
     if run_hit in twins and col_hit in cols:  # a twin cell opens the twin rung of its run
-        st.switch_page(DRILL, query_params=state.carried(run=twins[run_hit], rung=f"benign:{col_hit}"))
+        st.switch_page(DRILL, query_params=state.carried(run=twins[run_hit], rung=f"benign:{col_hit}",
+                                                          by=_way(f"benign:{col_hit}")))
 
 with st.expander("Open the failures of one cell", expanded=False):
     a, b = st.columns(2)
     run_pick = a.selectbox("Run", chosen, key="cell_run")
     col_pick = b.selectbox("Rung" if x == "rung" else "Scale", cols, key="cell_rung")
+    if _way(col_pick) == "finder":
+        st.page_link(DRILL, label=f"Queries {md(run_pick, one_line=True)} gets at the base and loses at "
+                                  f"{md(col_pick, one_line=True)} →", icon="📉",
+                     query_params=state.carried(run=run_pick, rung=col_pick, by="finder"))
     st.page_link(DRILL, label=f"Failures of {md(run_pick, one_line=True)} at {md(col_pick, one_line=True)} →",
                  icon="🔍",
-                 query_params=state.carried(run=run_pick, rung=col_pick))
+                 query_params=state.carried(run=run_pick, rung=col_pick, by="failures"))
     if x == "rung":  # a drop from this rung to a larger one: what displaced the gold
         st.page_link(EXPLAIN, label="Why did it move? What displaced the gold from this rung on →", icon="🧭",
                      query_params=state.carried(run=run_pick, **{"from": col_pick}))

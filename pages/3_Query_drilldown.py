@@ -1,14 +1,20 @@
-"""Query drill-down: one query's gold and hard-negative documents, their ranks on every rung for every run, the
-top-K at one rung, and the gold document next to the one that outranked it (all document text escaped)."""
+"""Query drill-down: it opens on the finder (queries a run gets at a smaller rung and loses at a larger one), then
+one query's gold and hard-negative documents, their ranks on every rung for the chosen run, the top-K at one rung,
+and the gold next to the document that outranked it, with what tells them apart (all document text escaped)."""
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from emb_s_core import metrics
-from emb_s_core.analysis import drilldown, views
+from emb_s_core.analysis import drilldown, finder, views
 from emb_s_core.schema import OK
 from ui import cases, data, state, widgets, whatif
 from ui.safe import html_fragment, md
+
+# the query's words on yellow, what only one text has underlined in blue: a query word only one text has shows both
+READING_CSS = ("<style>.emb-doc mark{background:#fde68a;color:inherit;padding:0 1px}"
+               ".emb-doc ins{text-decoration:underline 2px #2563eb;text-underline-offset:3px}</style>")
 
 view = widgets.analysis_view("Query drill-down")
 path, v, metric, lad, run_names = view.path, view.v, view.metric, view.ladder, view.run_names
@@ -16,16 +22,64 @@ domains, tasks, sources, tags = view.filters
 with widgets.guard():
     qs = data.queries(path, v)
 
-ways = ["failures", "search"]
-default_by = "failures" if state.get("run") and run_names else "search"
+ways = ["finder", "failures", "search"]
+default_by = "finder" if run_names else "search"
 by = st.radio("Find a query by", ways, index=state.url_index("by", ways, default_by), horizontal=True,
-              format_func=lambda s: {"failures": "failures of a run at a rung", "search": "id or text"}[s],
+              format_func=lambda s: {"finder": "lost at scale (fine at a smaller rung, failing at a larger one)",
+                                     "failures": "failures of a run at a rung", "search": "id or text"}[s],
               key="url_by")
 state.put(by=by)
 cases.import_as_tag(path)
 
 qid: str | None = None
-if by == "failures":
+found = None  # the finder's row for the chosen query: which gold, which document took its place, where
+if by == "finder":
+    if not run_names:
+        st.info("This workspace has no runs yet, so nothing can be lost at scale: search by id or text instead.")
+        st.stop()
+    pq = data.filtered(path, v, domains, tasks, sources, tags)
+    if pq.empty:
+        st.warning("No query matches the filters in the sidebar: widen the domain, task-type or source filter.")
+        st.stop()
+    larger = [n for n in finder.sides(lad, pq) if finder.smaller_than(lad, pq, n)]
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        run = state.selectbox("Run", run_names, "run")
+    with c3:
+        large = state.selectbox("Larger rung or scale", larger, "rung", default=finder.defaults(lad, pq)[1])
+    if not large:
+        st.info("The ladder has a single rung: nothing can be lost at scale.")
+        st.stop()
+    with c2:
+        small = state.selectbox("Smaller rung or scale", finder.smaller_than(lad, pq, large), "from",
+                                default=finder.defaults(lad, pq, large)[0])
+    direction = st.radio("Show", list(finder.DIRECTIONS), index=state.url_index("dir", finder.DIRECTIONS),
+                         horizontal=True, key="url_dir", format_func=finder.DIRECTION_LABELS.get)
+    state.put(dir=direction)
+    with widgets.guard():
+        rows = data.finder_rows(path, v, run, small, large, metric, direction, domains, tasks, sources, tags)
+        other = data.finder_rows(path, v, run, small, large, metric,
+                                 finder.GAINED if direction == finder.LOST else finder.LOST, domains, tasks, sources,
+                                 tags)
+    st.caption(f"{md(finder.summary(rows))}; {len(other):,} went the other way. The gold that moved furthest first; "
+               f"\"{md(drilldown.NOT_IN_LIST)}\": below the stored list. Click a row (or pick below) to open it.")
+    table = finder.readable(rows)
+    event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
+                         key=f"finder_table_{direction}")
+    widgets.table_downloads(table, f"{direction}_at_scale_{metric}_{run}_{small}_{large}", "finder",
+                            formats=("csv", "markdown"))
+    if rows.empty:
+        st.stop()
+    picks = finder.labels(rows)
+    clicked = [i for i in (event.selection.rows if event is not None else []) if i < len(picks)]
+    if clicked:  # a row clicked in the table opens its query (a picker of its own, so it starts on that row)
+        qid = st.selectbox("Open a query", list(picks), index=clicked[0], format_func=picks.get,
+                           key=f"finder_pick_{clicked[0]}")
+    else:
+        qid = st.selectbox("Open a query", list(picks), index=state.url_index("q", list(picks)),
+                           format_func=picks.get, key="finder_pick")
+    found = rows.set_index("qid").loc[qid]
+elif by == "failures":
     if not run_names:
         st.info("This workspace has no runs yet, so there are no failures to walk: search by id or text instead.")
         st.stop()
@@ -118,25 +172,29 @@ if res.empty:
     st.info("No run has results for this query yet.")
     st.stop()
 
-st.markdown("**Rank of each gold and hard-negative document** on every rung, per run (1 = top; 0 = not in the "
-            "stored list; empty = no ranking there, e.g. does not fit)")
 order = lad.names if lad is not None else sorted(res["rung"].unique())
-ranks = drilldown.rank_table(res, gold, negs, order,
-                             pools={r.name: r.doc_ids for r in lad.rungs} if lad is not None else None)
-st.dataframe(ranks, hide_index=True, width="stretch")
-st.caption(drilldown.RANK_LEGEND)
-widgets.table_downloads(ranks, f"ranks_{qid}", "ranks")
+runs_here = [r for r in run_names if r in set(res["run"])]
+run_sel = st.selectbox("Run", runs_here, index=state.index_of(runs_here, state.get("run")), key="top_run")
+ranks = drilldown.rank_columns(res, run_sel, gold, negs, order, pools=data.query_pools(path, v, qid))
+in_view = views.ladder_in_view([c for c in ranks.columns if c != "document"])
+own, companion = list(in_view.searchable), list(in_view.companion)
+st.markdown(f"**Rank of each gold and hard-negative document on every rung, {md(run_sel)}** (1 = first; "
+            f"\"{md(drilldown.NOT_IN_LIST)}\" = in the pool, below the stored list; \"{md(drilldown.NOT_IN_POOL)}\" = "
+            "not in the pool the query was searched in; blank = no ranking there)")
+st.dataframe(ranks[["document", *own]], hide_index=True, width="stretch")
+if companion:
+    st.markdown("**The same on the benign twin** (the query's own near misses taken out of its pool)")
+    st.dataframe(ranks[["document", *companion]], hide_index=True, width="stretch")
+st.caption(md(drilldown.RANK_LEGEND))
+widgets.table_downloads(ranks, f"ranks_{qid}_{run_sel}", "ranks")
 
 st.markdown("**Top-K at one rung**")
-runs_here = [r for r in run_names if r in set(res["run"])]
-c1, c2, c3 = st.columns([2, 2, 1])
-with c1:
-    run_sel = st.selectbox("Run", runs_here, index=state.index_of(runs_here, state.get("run")), key="top_run")
 rungs_here = [r for r in order if r in set(res[res["run"] == run_sel]["rung"])]
+came_from = found["other_rung"] if found is not None and pd.notna(found["other"]) else state.get("rung")
+default_rung = came_from if came_from in rungs_here else views.default_rung(rungs_here)
+c2, c3 = st.columns([3, 1])
 with c2:
-    largest = state.index_of(rungs_here, views.default_rung(rungs_here))
-    rung_sel = st.selectbox("Rung", rungs_here, index=state.index_of(rungs_here, state.get("rung"), default=largest),
-                            key="top_rung")
+    rung_sel = st.selectbox("Rung", rungs_here, index=state.index_of(rungs_here, default_rung), key="top_rung")
 with c3:
     topn = st.number_input("K", min_value=1, max_value=100, value=10, key="top_k")
 row = res[(res["run"] == run_sel) & (res["rung"] == rung_sel)].iloc[0]
@@ -150,7 +208,11 @@ st.dataframe(top, hide_index=True, width="stretch",
              column_config={"score": st.column_config.NumberColumn(format="%.4f")})
 widgets.table_downloads(top, f"top{topn}_{qid}_{run_sel}_{rung_sel}", "top")
 
-pair = drilldown.outranked_pair(row["doc_ids"], gold, negs)
+if (found is not None and pd.notna(found["other"]) and found["other_rung"] == rung_sel
+        and run_sel == state.get("run")):
+    pair = int(found["gold"]), int(found["other"])  # the finder's gold and the document that took its place
+else:
+    pair = drilldown.outranked_pair(row["doc_ids"], gold, negs)
 if pair is None:
     st.success("The gold document is ranked first here: nothing outranked it.")
     st.stop()
@@ -161,14 +223,18 @@ if not ga or not ob:
     st.warning("One of the two documents is missing from the bank.")
     st.stop()
 kind = "hard negative" if o_id in negs else "other document"
-st.markdown(f"**Gold doc {g_id} vs the {kind} {o_id} that outranked it** (words not shared are highlighted)")
-left_marked, right_marked = drilldown.word_diff(ga["text"], ob["text"])
+st.markdown(f"**Gold doc {g_id} vs the {kind} {o_id} that outranked it at {md(rung_sel)}**")
+read = drilldown.reading(ga["text"], ob["text"], query["text"])
+st.dataframe(drilldown.reading_table(read, f"gold {g_id}", f"{kind} {o_id}"), hide_index=True, width="stretch")
+st.caption("Highlighted: the query's words, in both texts. Underlined: names and numbers one document has and the "
+           "other lacks. Words both share are left plain.")
+st.markdown(READING_CSS, unsafe_allow_html=True)
 left, right = st.columns(2)
 with left:
     st.caption(f"gold · doc {g_id} · {md(ga['source'])} / {md(ga['domain'])}")
-    st.markdown(f"<div class='emb-doc'>{html_fragment(drilldown.diff_html(left_marked))}</div>",
+    st.markdown(f"<div class='emb-doc'>{html_fragment(drilldown.reading_html(read.left))}</div>",
                 unsafe_allow_html=True)
 with right:
     st.caption(f"{kind} · doc {o_id} · {md(ob['source'])} / {md(ob['domain'])}")
-    st.markdown(f"<div class='emb-doc'>{html_fragment(drilldown.diff_html(right_marked))}</div>",
+    st.markdown(f"<div class='emb-doc'>{html_fragment(drilldown.reading_html(read.right))}</div>",
                 unsafe_allow_html=True)

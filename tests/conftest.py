@@ -84,3 +84,16 @@ def assert_import_fails(tmp_path: Path, fmt: str, path: Path, message: str, **kw
     after = Workspace(ws_dir)
     assert after.version == version
     assert len(bank.documents(after)) == n_docs
+
+
+@pytest.fixture(scope="session")
+def demo_twin_ws(tmp_path_factory) -> Path:
+    """The demo bank at 64K tokens, its ladder, its benign twin and bm25 on both (about 3 s): a workspace shaped like
+    the one a fresh machine shows, for the finder, the drill-down and the browser walk. Read-only."""
+    from emb_s_core import demo
+
+    def build(folder: Path) -> str:
+        demo.build(folder / "demo", tokens=64 * 1024, retrievers=("bm25",))
+        return str(folder / "demo")
+
+    return Path(built_once(tmp_path_factory, "demo_twin", build))

@@ -336,3 +336,29 @@ def explain_default(path: str, v: int, run: str, k: int) -> tuple[str, str] | No
     from emb_s_core.analysis import explain
 
     return explain.largest_drop(per_query(path, v), get_ladder(path, v), run, k)
+
+
+@st.cache_resource(max_entries=32, show_spinner="Finding the queries lost at scale…")
+def finder_rows(path: str, v: int, run: str, small: str, large: str, metric: str, direction: str,
+                domains: tuple[str, ...], tasks: tuple[str, ...], sources: str, tags: tuple[str, ...] = ()
+                ) -> pd.DataFrame:
+    """``analysis.finder.find`` on the filtered rows (the drill-down's landing view); cached per view."""
+    from emb_s_core.analysis import finder
+
+    return finder.find(_ws(path, v), run, small, large, metric, direction=direction,
+                       per_query_df=filtered(path, v, domains, tasks, sources, tags), lad=get_ladder(path, v),
+                       documents=documents_meta(path, v))
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def query_pools(path: str, v: int, qid: str) -> dict:
+    """``analysis.drilldown.query_pools``: the pool ``qid`` was searched in on every rung (twin rungs: its own)."""
+    lad = get_ladder(path, v)
+    return {} if lad is None else drilldown.query_pools(lad, _twin_deltas(path, v), qid)
+
+
+@st.cache_resource(max_entries=ENTRIES, show_spinner=False)
+def _twin_deltas(path: str, v: int) -> dict:
+    from emb_s_core import twin
+
+    return twin.deltas(_ws(path, v))

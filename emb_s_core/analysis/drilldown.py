@@ -1,20 +1,21 @@
 """Per-query inspection behind the dashboard's drill-down: where each gold and hard-negative document ranked on
-every rung, the top-K list with its markings, which document outranked the gold, and a word-level diff.
+every rung, the top-K list with its markings, which document outranked the gold, and what tells the gold apart from the document that outranked it (the reading view).
 
 Why here and not in the page: the same views serve the CLI and tests, and pages stay thin (DESIGN.md §2). Nothing
 here computes an aggregate metric; failures are read from ``metrics.per_query`` rows.
 """
 from __future__ import annotations
 
-import difflib
 import html
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 import pandas as pd
 
 from emb_s_core import metrics
+from emb_s_core.retrievers.text import STOPWORDS
 from emb_s_core.schema import OK
 
 if TYPE_CHECKING:
@@ -23,10 +24,10 @@ if TYPE_CHECKING:
 GOLD, HARD_NEGATIVE, OTHER = "gold", "hard negative", "other"
 NOT_IN_LIST = "not in list"  # in the rung's pool, but not in the stored top-K
 NOT_IN_POOL = "not in pool"  # not a member of this rung, so it could not be retrieved there
-RANK_LEGEND = (f"A number is the document's rank in the stored list (1 = first). \"{NOT_IN_LIST}\": in this rung's "
-               f"pool but not in the stored top-K. \"{NOT_IN_POOL}\": not a member of this rung, so it could not be "
-               "retrieved there. Blank: this run has no ranking on this rung (its status says why).")
-_WORD = re.compile(r"\s+|[^\s]+")
+RANK_LEGEND = (f"A number is the document's rank in the stored list (1 = first). \"{NOT_IN_LIST}\": in the pool "
+               f"the query was searched in, but below the stored list. \"{NOT_IN_POOL}\": not in that pool, so it "
+               "could not be retrieved there (on a benign-twin rung, the query's own near misses were taken out of "
+               "its pool). Blank: this run has no ranking on this rung (its status says why).")
 
 
 def find_queries(queries: pd.DataFrame, needle: str, limit: int = 50) -> pd.DataFrame:
@@ -52,9 +53,14 @@ def failures(per_query: pd.DataFrame, run: str, rung: str, metric: str, x: str =
     if col not in d:
         return d.iloc[0:0]
     d = d.dropna(subset=[col])
-    # a failure is any value short of the best one: below 1 where higher is better, above 0 where lower is
-    bad = d[d[col] < 1.0] if m.higher_is_better else d[d[col] > 0.0]
+    bad = d[is_failure(d[col], m).to_numpy()]
     return bad.sort_values([col, "qid"], ascending=[m.higher_is_better, True])
+
+
+def is_failure(values: pd.Series, m: metrics.Metric) -> pd.Series:
+    """A failure is any value short of the best one: below 1 where higher is better, above 0 where lower is (the
+    one rule of the failures list and the finder). NaN (metric undefined) is no failure."""
+    return values < 1.0 if m.higher_is_better else values > 0.0
 
 
 def no_failures_reason(per_query: pd.DataFrame, run: str, rung: str, metric: str, x: str = "rung") -> str:
@@ -101,6 +107,27 @@ def rank_table(results: pd.DataFrame, gold: list[int], negatives: list[int], run
             out.update({lab: "" for lab in labels})
         rows.append(out)
     return pd.DataFrame(rows, columns=["run", "rung", "status", *labels])
+
+
+def rank_columns(results: pd.DataFrame, run: str, gold: list[int], negatives: list[int], rung_order: list[str],
+                 pools: Mapping[str, np.ndarray] | None = None) -> pd.DataFrame:
+    """:func:`rank_table` for one run turned on its side: one row per gold and hard-negative document ("gold 12"),
+    one column per rung the run has for this query, in ladder order; the same cells and :data:`RANK_LEGEND`."""
+    table = rank_table(results[results["run"] == run], gold, negatives, rung_order, pools)
+    docs = [c for c in table.columns if c not in ("run", "rung", "status")]
+    out = table.set_index("rung")[docs].T.reset_index().rename(columns={"index": "document"})
+    out.columns.name = None
+    return out
+
+
+def query_pools(lad, deltas: Mapping[str, Mapping[str, tuple]], qid: str) -> dict[str, np.ndarray]:
+    """The pool ``qid`` was searched in on every rung of ``lad`` (sorted ids): the rung's membership, or on a twin
+    rung with per-query pools (``twin.deltas``) that membership minus the query's removed near misses plus what
+    refilled them."""
+    from emb_s_core import twin
+
+    return {r.name: twin.pool(np.sort(np.asarray(r.doc_ids, np.int64)), deltas.get(r.name, {}).get(qid))
+            for r in lad.rungs}
 
 
 def top_k(doc_ids, scores, gold: list[int], negatives: list[int], documents: pd.DataFrame, k: int = 10,
@@ -154,32 +181,107 @@ def outranked_pair(doc_ids, gold: list[int], negatives: list[int]) -> tuple[int,
     return best_gold, intruder
 
 
-def word_diff(a: str, b: str) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]]:
-    """Split both texts into words and whitespace; mark the words that are not shared (difflib on word sequences)."""
-    ta, tb = _WORD.findall(a or ""), _WORD.findall(b or "")
-    wa = [t for t in ta if not t.isspace()]
-    wb = [t for t in tb if not t.isspace()]
-    same_a, same_b = set(), set()
-    for blk in difflib.SequenceMatcher(a=wa, b=wb, autojunk=False).get_matching_blocks():
-        same_a.update(range(blk.a, blk.a + blk.size))
-        same_b.update(range(blk.b, blk.b + blk.size))
+#: a word as the reading view counts it: a number with its decimal or thousands separators ("3.5", "1,000"), else
+#: a run of word characters with inner apostrophes or hyphens ("don't", "Jean-Paul"); punctuation is never part of
+#: a word, so "1995," and "1995" are the same word
+TOKEN = re.compile(r"\d+(?:[.,:]\d+)*(?!\w)|\w+(?:['\u2019-]\w+)*")
+QUERY, ONLY = "query", "only"  # a word's marks: one of the query's terms / a name or number the other text lacks
 
-    def mark(tokens: list[str], same: set[int]) -> list[tuple[str, bool]]:
-        out, i = [], 0
-        for t in tokens:
-            if t.isspace():
-                out.append((t, False))
-            else:
-                out.append((t, i not in same))
-                i += 1
+
+@dataclass
+class Reading:
+    """Two documents read side by side: each as (piece, marks) pieces, where a piece is a word or the text between
+    words and marks a subset of {:data:`QUERY`, :data:`ONLY`}; and the lists the marks come from."""
+
+    left: list[tuple[str, frozenset[str]]]
+    right: list[tuple[str, frozenset[str]]]
+    query_terms: list[str]  # the query's words (stopwords left out), in query order
+    query_in_left: list[str]  # of those, the ones each text contains
+    query_in_right: list[str]
+    only_left: list[str]  # names (capitalized words) and numbers the left text has and the right lacks
+    only_right: list[str]
+
+
+def _words(text: str) -> list[str]:
+    return TOKEN.findall(text or "")
+
+
+def _key(word: str) -> str:
+    return word.casefold()
+
+
+def _salient(text: str) -> list[str]:
+    """Numbers, years and names in ``text``, first occurrence order: a word with a digit, or a capitalized word that
+    is no stopword, never appears in lower case in the same text and stands somewhere other than at a sentence's
+    start (where every word is capitalized)."""
+    lower, inside, words = set(), set(), []
+    for m in TOKEN.finditer(text or ""):
+        w = m.group(0)
+        words.append(w)
+        if not w[:1].isupper():
+            lower.add(w.lower())
+            continue
+        gap = text[max(0, m.start() - 3):m.start()]
+        before = text[:m.start()].rstrip()
+        if before and before[-1] not in ".!?:;\"\u201c" and "\n" not in gap:
+            inside.add(w)
+    out = [w for w in words if any(c.isdigit() for c in w)
+           or (w in inside and _key(w) not in STOPWORDS and w.lower() not in lower)]
+    return list(dict.fromkeys(out))
+
+
+def reading(left: str, right: str, query: str) -> Reading:
+    """What tells two documents apart for ``query``: the query's terms, marked in both texts, and the names and
+    numbers one has and the other lacks (compared without case, punctuation stripped), marked where they are.
+    Shared words are left unmarked, however many there are: only the differences that can decide the query show."""
+    terms = [w for w in dict.fromkeys(_key(w) for w in _words(query)) if w not in STOPWORDS]
+    wl, wr = _words(left), _words(right)
+    kl, kr = {_key(w) for w in wl}, {_key(w) for w in wr}
+    only_l = [w for w in _salient(left) if _key(w) not in kr]
+    only_r = [w for w in _salient(right) if _key(w) not in kl]
+    term_set = set(terms)
+
+    def pieces(text: str, only: set[str]) -> list[tuple[str, frozenset[str]]]:
+        out, at = [], 0
+        for m in TOKEN.finditer(text or ""):
+            if m.start() > at:
+                out.append((text[at:m.start()], frozenset()))
+            w = m.group(0)
+            marks = {QUERY} if _key(w) in term_set else set()
+            if _key(w) in only:
+                marks.add(ONLY)
+            out.append((w, frozenset(marks)))
+            at = m.end()
+        if at < len(text or ""):
+            out.append((text[at:], frozenset()))
         return out
 
-    return mark(ta, same_a), mark(tb, same_b)
+    return Reading(pieces(left, {_key(w) for w in only_l}), pieces(right, {_key(w) for w in only_r}), terms,
+                   [t for t in terms if t in kl], [t for t in terms if t in kr], only_l, only_r)
 
 
-def diff_html(marked: list[tuple[str, bool]]) -> str:
-    """HTML for a marked word list: every piece is ``html.escape``d first, differing words wrapped in <mark>."""
-    return "".join(f"<mark>{html.escape(t)}</mark>" if changed else html.escape(t) for t, changed in marked)
+def reading_html(pieces: list[tuple[str, frozenset[str]]]) -> str:
+    """HTML for one side of a :class:`Reading`: every piece ``html.escape``d first; a query term in <mark>, a name or
+    number the other text lacks in <ins> (attribute-free tags, for ``ui.safe.html_fragment``)."""
+    out = []
+    for text, marks in pieces:
+        t = html.escape(text)
+        if ONLY in marks:
+            t = f"<ins>{t}</ins>"
+        if QUERY in marks:
+            t = f"<mark>{t}</mark>"
+        out.append(t)
+    return "".join(out)
+
+
+def reading_table(r: Reading, left: str = "gold", right: str = "other") -> pd.DataFrame:
+    """The reading's lists as a two-row table (text cells): which of the query's terms each document contains,
+    which it lacks, and the names and numbers only it has."""
+    def row(name: str, have: list[str], only: list[str]) -> dict:
+        return {"document": name, "query terms it has": " ".join(have),
+                "query terms it lacks": " ".join(t for t in r.query_terms if t not in have),
+                "names and numbers only it has": " ".join(only)}
+    return pd.DataFrame([row(left, r.query_in_left, r.only_left), row(right, r.query_in_right, r.only_right)])
 
 
 # --------------------------------------------------------------------------------------------- answers and labels

@@ -33,6 +33,9 @@ OTHER_DOMAIN = "new, other domain"
 ALREADY_IN = "already in r"
 OWN_SCORE = "gold's own score"  # no document took the gold's place (the r′ list is shorter than K)
 CAUSES = (HARD_NEGATIVE, OTHER_SOURCE, SAME_DOMAIN, OTHER_DOMAIN, ALREADY_IN, OWN_SCORE)
+#: what a document is to a query, whether or not it is new in the larger rung (the finder shows it beside "new")
+OTHER_SOURCE_DOC, SAME_DOMAIN_DOC, OTHER_DOMAIN_DOC = "other source", "same domain", "other domain"
+RELATIONS = (HARD_NEGATIVE, OTHER_SOURCE_DOC, SAME_DOMAIN_DOC, OTHER_DOMAIN_DOC)
 DEFAULT_K = 10
 
 
@@ -84,14 +87,27 @@ def displacements(ws: Workspace, run: str, rung_from: str, rung_to: str, k: int 
     return pd.DataFrame(rows, columns=["qid", "domain", "lost", "displacers", "causes", "gold_ranks_to"])
 
 
-def _cause(doc: int, negatives: set[int], members: set[int], docs: pd.DataFrame, domain, sources: set) -> str:
+def relation(doc: int, negatives: set[int], docs: pd.DataFrame, domain, sources: set) -> str:
+    """What ``doc`` is to a query (one of :data:`RELATIONS`): one of its hard negatives, else a document of a source
+    none of the query's gold documents has (``sources``, ``bank.gold_sources``), else of its own domain or of another
+    one. ``docs`` is indexed by doc_id."""
     if doc in negatives:
         return HARD_NEGATIVE
-    if doc in members:
-        return ALREADY_IN
     if docs.at[doc, "source"] not in sources:
-        return OTHER_SOURCE
-    return SAME_DOMAIN if docs.at[doc, "domain"] == domain else OTHER_DOMAIN
+        return OTHER_SOURCE_DOC
+    return SAME_DOMAIN_DOC if docs.at[doc, "domain"] == domain else OTHER_DOMAIN_DOC
+
+
+_NEW = {OTHER_SOURCE_DOC: OTHER_SOURCE, SAME_DOMAIN_DOC: SAME_DOMAIN, OTHER_DOMAIN_DOC: OTHER_DOMAIN}
+
+
+def _cause(doc: int, negatives: set[int], members: set[int], docs: pd.DataFrame, domain, sources: set) -> str:
+    """The displacement cause: a hard negative, else "already in r" for a member of the smaller rung, else the
+    document's :func:`relation` as new in r′."""
+    kind = relation(doc, negatives, docs, domain, sources)
+    if kind == HARD_NEGATIVE:
+        return HARD_NEGATIVE
+    return ALREADY_IN if doc in members else _NEW[kind]
 
 
 def breakdown(displaced: pd.DataFrame) -> pd.DataFrame:

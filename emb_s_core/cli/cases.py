@@ -1,5 +1,5 @@
-"""``emb-s cases export|import``: shareable case lists (CSV / JSONL) — a view's cases out, a colleague's list in as
-a tag."""
+"""``emb-s cases export|import|lost-at-scale``: shareable case lists (CSV / JSONL) — a view's cases out, a
+colleague's list in as a tag — and the finder's rows (queries fine at a smaller rung, lost at a larger one)."""
 from __future__ import annotations
 
 import argparse
@@ -26,6 +26,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     i.add_argument("--tag", required=True, help="the tag to give its cases")
     add_workspace(i, writes=True)
     i.set_defaults(func=cmd_import)
+    f = csub.add_parser(
+        "lost-at-scale", help="queries a run gets at a smaller rung and fails at a larger one, the gold that fell "
+                              "furthest first, with the document that took its place (the drill-down's finder)",
+        description="For one run: the queries that succeed at the smaller rung (or pooled scale) and fail at the "
+                    "larger one by --metric, sorted by how far the gold fell (its rank on each side), each with the "
+                    "document that took its place (hard negative, same domain, other domain or other source; new in "
+                    "the larger pool or already there) and that document's rank. --gained lists the reverse. The "
+                    "same rows as the dashboard's Query drill-down opens on.")
+    add_workspace(f)
+    f.add_argument("--run", required=True, help="run name (see `emb-s runs list`)")
+    f.add_argument("--from", dest="small", default=None, metavar="RUNG",
+                   help="the smaller rung or pooled scale (default: the ladder's base scale, e.g. 64K)")
+    f.add_argument("--to", dest="large", default=None, metavar="RUNG",
+                   help="the larger rung or scale (default: the ladder's largest rung; never the benign twin's)")
+    f.add_argument("--metric", default="SR@10", help="SR@K, FR@K, R@1, MRR, nDCG@10 or HN-intrusion (default SR@10)")
+    f.add_argument("--gained", action="store_true",
+                   help="the reverse list: queries that fail at --from and succeed at --to")
+    f.add_argument("--format", choices=("table", "csv", "markdown", "json"), default="table",
+                   help="table (default, for the terminal), csv, markdown or json")
+    f.add_argument("--out", default=None, metavar="FILE", help="write to FILE instead of standard output")
+    f.set_defaults(func=cmd_lost_at_scale)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -59,4 +80,45 @@ def cmd_import(args: argparse.Namespace) -> int:
           + (f"; {r['unknown_queries']} skipped (query not in this bank)" if r["unknown_queries"] else "")
           + (f"; {r['runs_dropped']} tagged on the query only (run not in this workspace)" if r["runs_dropped"]
              else ""))
+    return 0
+
+
+def cmd_lost_at_scale(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from emb_s_core import export, ladder
+    from emb_s_core.analysis import finder, views
+    from emb_s_core.cli.common import print_table
+    from emb_s_core.errors import EmbSError
+    from emb_s_core.store import Workspace
+
+    ws = Workspace(args.workspace)
+    pq = views.per_query(ws, [args.run])
+    if pq.empty:
+        raise EmbSError(f"no results for run {args.run!r}", fix="see `emb-s runs list` for the runs in this workspace.")
+    lad = ladder.load_all(ws, allow_stale=True)
+    large = args.large or finder.defaults(lad, pq)[1]
+    small = args.small or finder.defaults(lad, pq, large)[0]
+    if small is None or large is None:
+        raise EmbSError("the ladder has no smaller rung to compare with", fix="pass --from and --to.")
+    rows = finder.find(ws, args.run, small, large, args.metric, lad=lad, per_query_df=pq,
+                       direction=finder.GAINED if args.gained else finder.LOST)
+    table = finder.readable(rows)
+    if args.format == "table":
+        text = None
+    else:
+        text = export.table_to(table, args.format, note=finder.summary(rows) if args.format == "markdown" else None)
+    print(finder.summary(rows), file=sys.stderr)
+    if args.out:
+        out = Path(args.out)
+        if not out.parent.is_dir():
+            raise EmbSError("the output folder does not exist", where=str(out.parent), fix="create it first.")
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_text(text if text is not None else table.to_string(index=False) + "\n", encoding="utf-8")
+        tmp.replace(out)
+        print(f"wrote {len(table)} rows to {out}", file=sys.stderr)
+    elif text is not None:
+        sys.stdout.write(text)
+    else:
+        print_table(table.to_dict("records"))
     return 0

@@ -100,7 +100,8 @@ async def _eval(tab, expr: str):
 
 
 async def _click_heatmap_cell(tab, base: str, ws: str) -> str:
-    """Click the (overlap, full) cell of the Overview heatmap; the page should switch to that cell's failures."""
+    """Click the (overlap, full) cell of the Overview heatmap; the page should switch to that cell's finder (the
+    queries overlap gets at the base and loses at full)."""
     await tab.send_command("Page.navigate", params={"url": f"{base}/overview?ws={ws}&x=rung&runs=overlap,partial"})
     start = time.time()
     while time.time() - start < 60 and (await _eval(tab, "document.querySelectorAll('.js-plotly-plot .main-svg')"
@@ -120,7 +121,7 @@ async def _click_heatmap_cell(tab, base: str, ws: str) -> str:
     url = ""
     while time.time() - start < 30:
         url = await _eval(tab, "location.href") or ""
-        if "query_drilldown" in url and "failures of" in (await _eval(tab, "document.body.innerText") or ""):
+        if "query_drilldown" in url and " fail at full" in (await _eval(tab, "document.body.innerText") or ""):
             break
         await asyncio.sleep(0.5)
     return url
@@ -140,8 +141,8 @@ def test_every_page_renders_in_chromium(server, tmp_path):
         assert "Page not found" not in text, path  # every page opens from its own URL
         png = (shots / f"{path}.png").read_bytes()
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000, path
-    url = texts["click"]  # clicking a heatmap cell opens the drill-down on that run and rung
-    assert "/query_drilldown?" in url and "run=overlap" in url and "rung=full" in url, url
+    url = texts["click"]  # clicking a heatmap cell opens the drill-down's finder on that run and rung
+    assert "/query_drilldown?" in url and "run=overlap" in url and "rung=full" in url and "by=finder" in url, url
 
 
 # ------------------------------------------------------------------------------ data never rendered as markup

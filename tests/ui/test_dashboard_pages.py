@@ -180,17 +180,17 @@ def test_overview_without_runs(tmp_path, monkeypatch):
 
 
 def test_drilldown_walks_failures(app_env):
-    at = run_page("3_Query_drilldown.py", {"ws": str(app_env), "run": "overlap", "rung": "full",
+    at = run_page("3_Query_drilldown.py", {"ws": str(app_env), "by": "failures", "run": "overlap", "rung": "full",
                                            "metric": "R@1"})
     assert_clean(at)
     fails = at.selectbox(key="fail_pick")
     assert fails.options, "the overlap run has R@1 failures on the full rung"
     qid = at.query_params["q"]
     assert qid and qid in fails.value
-    ranks = at.dataframe[0].value
-    assert list(ranks.columns[:3]) == ["run", "rung", "status"] and any(c.startswith("gold ") for c in ranks.columns)
-    assert ((ranks["run"] == "overlap") & (ranks["rung"] == "full")).sum() == 1
-    top = at.dataframe[1].value
+    ranks = next(d.value for d in at.dataframe if "document" in d.value.columns)  # rungs as columns, one run
+    assert ranks["document"].str.match(r"(gold|hard negative) \d+").all() and "full" in ranks.columns
+    assert list(ranks.columns[1:]) == [r for r in ranks.columns[1:] if not r.startswith("benign:")]
+    top = next(d.value for d in at.dataframe if "mark" in d.value.columns)
     assert list(top.columns[:3]) == ["rank", "doc_id", "mark"] and len(top) == 10
     assert set(top["mark"]) <= {"gold", "hard negative", "other"}
     assert len(fails.options) > 1  # walking: "next" moves to the second failure and the URL follows
@@ -199,9 +199,9 @@ def test_drilldown_walks_failures(app_env):
     assert at.selectbox(key="fail_pick").value == second and at.query_params["q"] == second
     at.button(key="fail_prev").click().run()
     assert at.query_params["q"] == qid
-    # an R@1 failure: something outranked the gold; the side-by-side diff is escaped text with <mark> highlights
-    html_blocks = [m.value for m in at.markdown if "emb-doc" in m.value]
-    assert len(html_blocks) == 2 and "<mark>" in html_blocks[0]
+    # an R@1 failure: something outranked the gold; the reading view is escaped text with <mark> / <ins> marks
+    html_blocks = [m.value for m in at.markdown if "emb-doc'" in m.value]
+    assert len(html_blocks) == 2 and any("<mark>" in b or "<ins>" in b for b in html_blocks)
 
 
 def test_drilldown_search_and_escaping(app_env, tmp_path):

@@ -146,7 +146,7 @@ def test_a_twin_cell_opens_its_failures_in_the_drilldown(env, rung):
     from emb_s_core.analysis import drilldown, views
 
     at = run_page("3_Query_drilldown.py", {"ws": str(env.path), "run": "bm25", "rung": rung, "metric": "SR@K",
-                                           "k": "5"})
+                                           "k": "5", "by": "failures"})  # a base cell: nothing below it
     clean(at)
     box = next(b for b in at.selectbox if b.label == "Rung or scale")
     assert box.value == rung

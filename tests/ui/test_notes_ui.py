@@ -35,7 +35,8 @@ def note_box(at):
 
 
 def open_case(ws, **extra):
-    return run_page(DRILL, {"ws": str(ws), "run": "overlap", "rung": "full", "metric": "R@1", **extra})
+    return run_page(DRILL, {"ws": str(ws), "by": "failures", "run": "overlap", "rung": "full", "metric": "R@1",
+                            **extra})
 
 
 def test_add_edit_and_delete_on_the_drilldown(copy):
