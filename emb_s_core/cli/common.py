@@ -52,9 +52,14 @@ def _fmt(value: Any, column: str | None = None) -> str:
 
 def add_model_options(p: argparse.ArgumentParser, default: str | None = DEFAULT_MODEL, flag: str = "--model") -> None:
     """The model options every LLM-driven command takes (localize, qa, judge, collide, domains)."""
-    p.add_argument(flag, default=default, metavar="MODEL",
-                   help=f"any litellm model string (default {default}: the offline plumbing check, which shows "
-                        "the pipeline runs; its replies measure nothing)")
+    if default == DEFAULT_MODEL:
+        what = f"default {default}: the offline plumbing check, which shows the pipeline runs; its replies measure nothing"
+    elif default == "reference":  # emb-s judge
+        what = ("default reference: the rules with no model; 'learned' adds the learned answer-equivalence model; "
+                "or an LLM judge")
+    else:
+        what = "optional: without it no LLM is asked"
+    p.add_argument(flag, default=default, metavar="MODEL", help=f"any litellm model string ({what})")
     p.add_argument("--context-window", type=int, default=None, metavar="N",
                    help="model window in tokens (required for models litellm does not know)")
     p.add_argument("--max-tokens", type=int, default=None, metavar="N", help="reply length limit")
