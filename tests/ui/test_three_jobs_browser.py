@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 import time
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import pytest
 from emb_s_core import export
 from emb_s_core.analysis import finder
 from emb_s_core.store import Workspace
-from test_dashboard_browser import _serve
+from test_dashboard_browser import serving
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(600),
               pytest.mark.skipif(export.find_browser() is None, reason="no Chromium/Chrome installed")]
@@ -34,13 +33,8 @@ STATE = """JSON.stringify({text: document.body ? document.body.innerText : '',
 def server(demo_twin_ws, tmp_path_factory):
     data = tmp_path_factory.mktemp("three_jobs")
     (data / "demo").symlink_to(demo_twin_ws)
-    proc, base = _serve(data)
-    yield base, demo_twin_ws
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    with serving(data) as base:
+        yield base, demo_twin_ws
 
 
 async def _state(tab) -> dict:

@@ -6,14 +6,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 import time
 
 import pytest
 
 from emb_s_core import bank, export
 from emb_s_core.store import Workspace
-from test_dashboard_browser import _serve
+from test_dashboard_browser import serving
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(300),
               pytest.mark.skipif(export.find_browser() is None, reason="no Chromium/Chrome installed")]
@@ -35,13 +34,8 @@ def server(dash_ws, tmp_path_factory):
 
     data = tmp_path_factory.mktemp("whatif_browser")
     build(dash_ws, data / "live")
-    proc, base = _serve(data)
-    yield base, str(data / "live")
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    with serving(data) as base:
+        yield base, str(data / "live")
 
 
 async def _read(tab) -> dict:
