@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import os
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -56,8 +54,13 @@ def server(dash_ws, payload_ws, tmp_path_factory):
     data = tmp_path_factory.mktemp("browser_data")
     (data / "demo").symlink_to(dash_ws)
     (data / "evil").symlink_to(payload_ws[0])
-    with serving(data) as base:
-        yield base, data
+    proc, base = _serve(data)
+    yield base, data
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
 
 
 async def _visit(base: str, ws: str, shots: Path = SHOTS) -> dict[str, str]:
@@ -167,21 +170,6 @@ class _Trap:
 
     def close(self) -> None:
         self.server.shutdown()
-
-
-@contextlib.contextmanager
-def serving(data: Path) -> Iterator[str]:
-    """``streamlit run`` on the data folder ``data`` for the length of the block (the browser tests' one server
-    harness): yields its base URL, stops the server after."""
-    proc, base = _serve(data)
-    try:
-        yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def _serve(data: Path) -> tuple[subprocess.Popen, str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 from emb_s_core import export
 from emb_s_core.analysis import finder
 from emb_s_core.store import Workspace
-from test_dashboard_browser import serving
+from test_dashboard_browser import _serve
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(600),
               pytest.mark.skipif(export.find_browser() is None, reason="no Chromium/Chrome installed")]
@@ -33,8 +34,13 @@ STATE = """JSON.stringify({text: document.body ? document.body.innerText : '',
 def server(demo_twin_ws, tmp_path_factory):
     data = tmp_path_factory.mktemp("three_jobs")
     (data / "demo").symlink_to(demo_twin_ws)
-    with serving(data) as base:
-        yield base, demo_twin_ws
+    proc, base = _serve(data)
+    yield base, demo_twin_ws
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
 
 
 async def _state(tab) -> dict:

@@ -6,13 +6,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import time
 
 import pytest
 
 from emb_s_core import bank, export
 from emb_s_core.store import Workspace
-from test_dashboard_browser import serving
+from test_dashboard_browser import _serve
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(300),
               pytest.mark.skipif(export.find_browser() is None, reason="no Chromium/Chrome installed")]
@@ -34,8 +35,13 @@ def server(dash_ws, tmp_path_factory):
 
     data = tmp_path_factory.mktemp("whatif_browser")
     build(dash_ws, data / "live")
-    with serving(data) as base:
-        yield base, str(data / "live")
+    proc, base = _serve(data)
+    yield base, str(data / "live")
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
 
 
 async def _read(tab) -> dict:
