@@ -14,8 +14,10 @@ Weights are computed when a rung is scored and only for the postings of the quer
 counted from the same postings), so no rung's whole weight matrix is ever built: memory is the TF matrix plus, per
 rung, one int32 column map and the weights of the terms queried so far (:class:`PoolWeights`: a term's weights in a
 pool are computed once, not once per batch of 64 as ``eval`` ranks, which was a third of a query's time at 1M tokens;
-all pools' caches together hold at most :data:`WEIGHT_CACHE` weights, a pool that would pass it starts over). A batch of queries is then one sparse product per rung, and cost follows the postings of the
-query terms, not a Python loop over documents. The idf floor at 0 is what rank-bm25's ``BM25Okapi(epsilon=0)`` does
+all pools' caches together hold at most :data:`WEIGHT_CACHE` weights, a pool that would pass it starts over). A
+batch of queries is then a few compiled calls (its words looked up, the missing weights filled, then per rung the
+accumulation, selection and ordering in one), and cost follows the postings of the query terms, not a Python loop
+over documents. The idf floor at 0 is what rank-bm25's ``BM25Okapi(epsilon=0)`` does
 to negative idf (terms in more than half the pool), which is the reference this module is checked against
 (``bm25-reference``).
 """
@@ -28,7 +30,7 @@ import numpy as np
 from emb_s_core.errors import EmbSError
 from emb_s_core.progress import counted
 from emb_s_core.retrievers.base import QueryPools, Ranking, Retriever, pool_key, stacked, topk, topk_sparse
-from emb_s_core.retrievers.text import tokenize, words
+from emb_s_core.retrievers.text import ascii_word_bytes, tokenize, words
 from emb_s_core.store import Workspace
 
 K1 = 1.5
@@ -57,19 +59,35 @@ class PoolWeights:
         #: than the weights themselves at 10M tokens
         self.reserve = reserve
 
-    def add(self, terms: np.ndarray, indptr: np.ndarray, cols: np.ndarray, vals: np.ndarray) -> None:
-        """Store the rows (indptr, cols, vals) of :func:`pool_weight_arrays` over ``terms`` as those terms' weights."""
-        need = self.used + len(cols)
+    def missing(self, terms: np.ndarray, term_starts: np.ndarray, rows: np.ndarray, column: np.ndarray, n: int
+                ) -> tuple[np.ndarray, np.ndarray, int]:
+        """(the ``terms`` not held yet, their idf over the pool, how many weights they add): df from their postings
+        (``rows[term_starts[t]:term_starts[t + 1]]``, pool ``column`` ≥ 0) in one compiled pass, then
+        idf = max(0, ln((N − df + 0.5) / (df + 0.5))) in NumPy; a term of idf 0 adds none."""
+        from emb_s_core.retrievers.bm25_kernel import missing_df
+
+        terms = np.asarray(terms, np.int32)
+        missing, df = np.empty(len(terms), np.int32), np.empty(len(terms), np.int64)
+        count = missing_df(terms, self.starts, term_starts, rows, column, missing, df)
+        missing, df = missing[:count], df[:count]
+        idf = np.maximum(0.0, np.log(n - df + 0.5) - np.log(df + 0.5))
+        return missing, idf, int(df[idf > 0].sum())
+
+    def fill(self, missing: np.ndarray, idf: np.ndarray, more: int, bm: "BM25", column: np.ndarray,
+             avgdl: float) -> None:
+        """Compute and keep the weights of ``missing`` (from :meth:`missing`), growing the buffer (at least to
+        ``reserve``) so the ``more`` of them fit."""
+        from emb_s_core.retrievers.bm25_kernel import fill_cache
+
+        need = self.used + more
         if need > len(self.cols):
             size = max(need, 2 * len(self.cols), self.reserve)
             grown_cols, grown_vals = np.empty(size, np.int32), np.empty(size, np.float64)
             grown_cols[:self.used], grown_vals[:self.used] = self.cols[:self.used], self.vals[:self.used]
             self.cols, self.vals = grown_cols, grown_vals
-        self.cols[self.used:need] = cols
-        self.vals[self.used:need] = vals
-        self.starts[terms] = self.used + indptr[:-1]
-        self.ends[terms] = self.used + indptr[1:]
-        self.used = need
+        self.used = fill_cache(missing, idf, bm.term_starts, bm.postings.indices, bm.postings.data, bm.lengths,
+                               column, float(bm.k1), float(bm.b), float(avgdl or 1.0), self.starts, self.ends,
+                               self.cols, self.vals, self.used)
 
     def rows(self, terms: np.ndarray, n: int):
         """The weights of ``terms`` as a CSR (terms × n pool columns): for the rare queries scored in full."""
@@ -82,6 +100,24 @@ class PoolWeights:
         out = sparse.csr_matrix((self.vals[take], self.cols[take], indptr), shape=(len(terms), n))
         out.has_sorted_indices = True
         return out
+
+
+class Lexicon:
+    """The vocabulary's ASCII words as a compiled hash table (``bm25_kernel.lexicon_table``), so a batch of ASCII
+    queries is split into words and looked up in one compiled pass (``bm25_kernel.ascii_query_terms``). Why: from
+    text, the Python pass (a string per word, then a dict probe each) was about 2 µs of a query's ~12 at 1M tokens.
+    A word with other characters can never equal an ASCII query word, so it is left out."""
+
+    def __init__(self, vocab: Mapping[str, int]) -> None:
+        from emb_s_core.retrievers.bm25_kernel import lexicon_table
+
+        keys = list(vocab) if "".join(vocab).isascii() else [w for w in vocab if w.isascii()]
+        self.blob = np.frombuffer("".join(keys).encode("ascii"), np.uint8)
+        self.offsets = np.zeros(len(keys) + 1, np.int64)
+        np.cumsum(np.fromiter(map(len, keys), np.int64, len(keys)), out=self.offsets[1:])
+        self.term_ids = np.fromiter(map(vocab.__getitem__, keys), np.int64, len(keys))
+        self.table = np.full(1 << max(1, (2 * len(keys) - 1).bit_length()), -1, np.int64)
+        lexicon_table(self.blob, self.offsets, self.table)
 
 
 SPARSE_READ = 0.5  # prepared documents below this share of the bank are read by row position, not by a full scan
@@ -158,8 +194,9 @@ class BM25(Retriever):
         self.lengths = np.concatenate(lengths)[order] if lengths else np.empty(0, np.int32)
         self.postings = postings  # documents × vocabulary, column-major: a term's postings are one slice
         self.postings.indices = self.postings.indices.astype(np.int32, copy=False)
+        self.term_starts = self.postings.indptr.astype(np.int64)  # the kernels' one index dtype, whatever SciPy keeps
         self.vocab = vocab
-        self._pools, self._pool_objects = {}, {}
+        self._pools, self._pool_objects, self._lexicon = {}, {}, None
 
     @property
     def tf(self):
@@ -193,55 +230,74 @@ class BM25(Retriever):
         return PoolWeights(self.postings.shape[1], min(int(self.postings.nnz), WEIGHT_CACHE))
 
     def _weights(self, pool: tuple[np.ndarray, int, float, PoolWeights], terms: np.ndarray) -> PoolWeights:
-        """The pool's weight cache, holding ``terms`` (sorted, unique): the missing ones computed now. A pool whose
-        cache would take the pools past :data:`WEIGHT_CACHE` starts over with this batch's terms."""
+        """The pool's weight cache, holding ``terms`` (unique): the missing ones computed now. A pool whose cache
+        would take the pools past :data:`WEIGHT_CACHE` starts over with this batch's terms."""
         column, n, avgdl, cache = pool
-        missing = terms[cache.starts[terms] < 0]
+        missing, idf, more = cache.missing(terms, self.term_starts, self.postings.indices, column, n)
         if len(missing):
-            indptr, cols, vals = pool_weight_arrays(self.postings, self.lengths, missing, column, n, avgdl, self.k1,
-                                                    self.b)
             held = sum(p[3].used for p in self._pools.values())
-            if held + len(cols) > WEIGHT_CACHE and cache.used:
+            if held + more > WEIGHT_CACHE and cache.used:
                 cache.__init__(self.postings.shape[1], cache.reserve)
                 return self._weights(pool, terms)
-            cache.add(missing, indptr, cols, vals)
+            cache.fill(missing, idf, more, self, column, avgdl)
         return cache
 
     def query_matrix(self, queries: list[str]):
         """Query term counts (n_queries × vocabulary); words outside the vocabulary score nothing."""
-        return self.term_matrix([words(q) for q in queries])
+        return self._matrix(self.query_arrays(queries))
 
     def term_matrix(self, token_lists: list[list[str]]):
         """Term counts (n_lists × vocabulary) of already tokenized queries; tokens outside the vocabulary score
         nothing (stopwords are never in it: it is built from :func:`tokenize`, so no stopword pass is needed)."""
+        return self._matrix(self.term_arrays(token_lists))
+
+    def _matrix(self, arrays: tuple[np.ndarray, np.ndarray, np.ndarray]):
         from scipy import sparse
 
-        indptr, indices, data = self.term_arrays(token_lists)
-        out = sparse.csr_matrix((data, indices, indptr), shape=(len(token_lists), self.postings.shape[1]))
+        indptr, indices, data = arrays
+        out = sparse.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, self.postings.shape[1]))
         out.has_sorted_indices = True
         out.has_canonical_format = True
         return out
+
+    def query_arrays(self, queries: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`term_arrays` of the queries' :func:`words`: a batch that is all ASCII (the usual one) is split and
+        looked up in one compiled pass over its bytes (:class:`Lexicon`), any other through ``words``."""
+        from emb_s_core.retrievers.bm25_kernel import ascii_query_terms
+
+        joined = "".join(queries)
+        if not joined.isascii():
+            return self.term_arrays([words(q) for q in queries])
+        if self._lexicon is None:
+            self._lexicon = Lexicon(self.vocab)
+        lex = self._lexicon
+        text = np.frombuffer(ascii_word_bytes(joined.lower()), np.uint8)
+        spans = np.fromiter(map(len, queries), np.int64, len(queries))
+        indptr = np.empty(len(queries) + 1, np.int64)
+        terms, counts = np.empty(len(text) // 2 + 1, np.int32), np.empty(len(text) // 2 + 1)
+        nnz = ascii_query_terms(text, spans, lex.blob, lex.offsets, lex.term_ids, lex.table, indptr, terms, counts)
+        return indptr, terms[:nnz], counts[:nnz]
 
     def term_arrays(self, token_lists: list[list[str]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """:meth:`term_matrix` as its CSR arrays (indptr, term ids ascending per query, counts): what ranking
         needs, without building a SciPy matrix per batch."""
         from itertools import chain, repeat
 
+        from emb_s_core.retrievers.bm25_kernel import query_terms
+
         n_q = len(token_lists)
         lengths = np.fromiter(map(len, token_lists), np.int64, n_q)
-        # one C-level pass over every token (-1: not in the vocabulary), then the canonical CSR in NumPy: each
-        # query's distinct terms ascending with their counts, as the COO → CSR conversion summed them before
+        # one C-level pass over every token (-1: not in the vocabulary), then the canonical CSR in one compiled
+        # pass: each query's distinct terms ascending with their counts, as the COO → CSR conversion summed them
         flat = np.fromiter(map(self.vocab.get, chain.from_iterable(token_lists), repeat(-1)), np.int64,
                            int(lengths.sum()))
-        rows = np.repeat(np.arange(n_q, dtype=np.int64), lengths)
-        known = flat >= 0
-        keys, counts = np.unique((rows[known] << 32) | flat[known], return_counts=True)
-        indptr = np.zeros(n_q + 1, np.int64)
-        np.cumsum(np.bincount(keys >> 32, minlength=n_q), out=indptr[1:])
-        return indptr, (keys & 0xFFFFFFFF).astype(np.int32), counts.astype(np.float64)
+        indptr = np.empty(n_q + 1, np.int64)
+        terms, counts = np.empty(len(flat), np.int32), np.empty(len(flat))
+        nnz = query_terms(flat, lengths, indptr, terms, counts)
+        return indptr, terms[:nnz], counts[:nnz]
 
     def rank(self, queries: list[str], pools: Mapping[str, np.ndarray], k: int) -> dict[str, Ranking]:
-        return self._rank_arrays(self.term_arrays([words(q) for q in queries]), pools, k)
+        return self._rank_arrays(self.query_arrays(queries), pools, k)
 
     def rank_matrix(self, qm, pools: Mapping[str, np.ndarray], k: int) -> dict[str, Ranking]:
         """:meth:`rank` from the queries' term counts (:meth:`query_matrix`), e.g. tokenized once for many calls."""
@@ -382,67 +438,45 @@ def _top_in_cache(q: tuple[np.ndarray, np.ndarray, np.ndarray], cache: PoolWeigh
 
 def _top(q_indptr, q_indices, q_data, w_starts, w_ends, w_cols, w_vals, n: int, ids: np.ndarray, k: int,
          full_scores, decimals: int = 6) -> Ranking:
-    """The product and the selection are one pass of the compiled kernel (``bm25_kernel.top_m``: a dense accumulator
-    per query, only the best ``k + TIE_SLACK`` kept), so no query's full score row is materialized; the candidates are
-    then ordered by ``bm25_kernel.order_top`` (rounded by NumPy's ``np.round``, as ``topk_sparse`` does). The kernel's
-    choice among equal scores is arbitrary, so a query is exact only if the last candidate scores clearly below the
-    k-th (by more than the rounding step); the few queries where it does not (ties straddling the cut) are scored in
-    full (``full_scores(rows)``: their sparse score rows)."""
-    from emb_s_core.retrievers.bm25_kernel import order_top, top_m
+    """The product, the selection and the ordering are one call of the compiled kernel (``bm25_kernel.top_k``: a
+    dense accumulator per query, only the best ``k + TIE_SLACK`` kept, then ordered by score rounded as
+    ``np.round`` rounds, as ``topk_sparse`` does), so no query's full score row is materialized. The kernel's choice
+    among equal scores is arbitrary, so a query is exact only if the last candidate scores clearly below the k-th
+    (by more than the rounding step); the few queries where it does not (ties straddling the cut) are scored in full
+    (``full_scores(rows)``: their sparse score rows)."""
+    from emb_s_core.retrievers.bm25_kernel import top_k
 
     n_q = len(q_indptr) - 1
     k = min(k, n)
     if n_q == 0 or k == 0:
         return Ranking(np.empty((n_q, k), np.int64), np.zeros((n_q, k)))
     m = min(k + TIE_SLACK, n)
-    cols, vals, counts = np.zeros((n_q, m), np.int64), np.zeros((n_q, m)), np.zeros(n_q, np.int64)
+    out, unsure = Ranking(np.empty((n_q, k), np.int64), np.zeros((n_q, k))), np.empty(n_q, bool)
     # the dtypes of bm25_kernel.warm(), so the one cached compilation serves every call
-    top_m(np.asarray(q_indptr, np.int64), np.asarray(q_indices, np.int32), np.asarray(q_data, np.float64),
+    top_k(np.asarray(q_indptr, np.int64), np.asarray(q_indices, np.int32), np.asarray(q_data, np.float64),
           np.asarray(w_starts, np.int64), np.asarray(w_ends, np.int64), np.asarray(w_cols, np.int32),
-          np.asarray(w_vals, np.float64), n, m, cols, vals, counts)
-    out = Ranking(np.empty((n_q, k), np.int64), np.zeros((n_q, k)))
-    order_top(cols, vals, np.round(vals, decimals), counts, np.ascontiguousarray(ids, np.int64), k, out.ids, out.scores)
-    full_rows = np.flatnonzero((counts >= m) & (m < n))
-    if len(full_rows):
-        sorted_vals = -np.sort(-vals[full_rows], axis=1)
-        unsure = full_rows[sorted_vals[:, m - 1] >= sorted_vals[:, k - 1] - 10.0 ** -decimals]
-        if len(unsure):
-            rescored = topk_sparse(full_scores(unsure), ids, k, decimals)
-            out.ids[unsure], out.scores[unsure] = rescored.ids, rescored.scores
+          np.asarray(w_vals, np.float64), n, m, np.ascontiguousarray(ids, np.int64), k, float(10.0 ** decimals),
+          float(10.0 ** -decimals), out.ids, out.scores, unsure)
+    if unsure.any():
+        rows = np.flatnonzero(unsure)
+        rescored = topk_sparse(full_scores(rows), ids, k, decimals)
+        out.ids[rows], out.scores[rows] = rescored.ids, rescored.scores
     return out
 
 
-def pool_weights(postings, lengths: np.ndarray, terms: np.ndarray, column: np.ndarray, n: int, avgdl: float,
-                 k1: float, b: float):
-    """:func:`pool_weight_arrays` as a CSR matrix (terms × pool columns)."""
+def pool_weights(bm: BM25, terms: np.ndarray, column: np.ndarray, n: int, avgdl: float):
+    """The BM25 weights w(d, t) of one pool as a CSR matrix (``terms``, unique, × pool columns), ``column`` = each
+    prepared document's column in the pool or -1: what the pool's cache holds for those terms, the same bits. Rows
+    are sorted by column (postings are in document order and the column map keeps it); zero weights (idf floored at
+    0) are left out, so every stored score of a product with it is positive."""
     from scipy import sparse
 
-    indptr, w_cols, w_vals = pool_weight_arrays(postings, lengths, terms, column, n, avgdl, k1, b)
-    out = sparse.csr_matrix((w_vals, w_cols, indptr), shape=(len(terms), n))
+    cache = PoolWeights(bm.postings.shape[1])
+    cache.fill(*cache.missing(terms, bm.term_starts, bm.postings.indices, column, n), bm, column, avgdl)
+    indptr = np.concatenate([[0], cache.ends[terms]]).astype(np.int64)
+    out = sparse.csr_matrix((cache.vals[:cache.used], cache.cols[:cache.used], indptr), shape=(len(terms), n))
     out.has_sorted_indices = True
     return out
-
-
-def pool_weight_arrays(postings, lengths: np.ndarray, terms: np.ndarray, column: np.ndarray, n: int,
-                       avgdl: float, k1: float, b: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The BM25 weights w(d, t) of one pool (``terms`` × pool columns, CSR) from the term-frequency matrix (CSC,
-    documents × vocabulary), ``column`` = each document's column in the pool or -1. Two compiled passes over the
-    terms' postings (df over the pool, then the weights); idf's logarithms in NumPy. Rows come out sorted by column
-    (postings are in document order and the column map keeps that order), so the matrix needs no sort; zero weights
-    (idf floored at 0) are left out, so every stored score of a product with it is positive."""
-    from emb_s_core.retrievers.bm25_kernel import fill_weights, term_df
-
-    starts = postings.indptr[terms].astype(np.int64)
-    ends = postings.indptr[terms + 1].astype(np.int64)
-    df = np.zeros(len(terms), np.int64)
-    term_df(starts, ends, postings.indices, column, df)
-    idf = np.maximum(0.0, np.log(n - df + 0.5) - np.log(df + 0.5))
-    indptr = np.zeros(len(terms) + 1, np.int64)
-    np.cumsum(np.where(idf > 0, df, 0), out=indptr[1:])
-    w_cols, w_vals = np.empty(int(indptr[-1]), np.int32), np.empty(int(indptr[-1]))
-    fill_weights(starts, ends, postings.indices, postings.data, lengths, column, idf, indptr, float(k1), float(b),
-                 float(avgdl or 1.0), w_cols, w_vals)
-    return indptr, w_cols, w_vals
 
 
 def _columns(cols: list[np.ndarray], tfs: list[np.ndarray], row_nnz: list[np.ndarray], n_terms: int):

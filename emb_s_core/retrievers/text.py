@@ -29,8 +29,14 @@ def words(text: str) -> list[str]:
     most of a query's time from text at 1M tokens): every non-word byte becomes a space, then whitespace split."""
     low = text.lower()
     if low.isascii():
-        return low.encode("ascii").translate(_ASCII_SPACES).decode("ascii").split()
+        return ascii_word_bytes(low).decode("ascii").split()
     return WORD.findall(low)
+
+
+def ascii_word_bytes(low: str) -> bytes:
+    """A lowercased ASCII text as bytes, every non-word byte a space: its words are the runs of other bytes (what
+    :func:`words` splits, and what BM25's compiled query lookup reads)."""
+    return low.encode("ascii").translate(_ASCII_SPACES)
 
 
 def tokenize(text: str) -> list[str]:

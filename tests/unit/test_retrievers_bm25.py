@@ -196,6 +196,43 @@ def test_compiled_kernel_keeps_the_m_best_of_every_query(n_docs, density, monkey
     assert TIE_SLACK > 0 and sum(rescored) > 0
 
 
+def test_kernel_orders_by_the_same_rounding_as_numpy_near_every_rounding_boundary():
+    """top_k rounds inside the kernel (the multiply, round-half-even and divide of ``np.round``): scores a hair either
+    side of a rounding step, and on the half step, order as ``topk`` (NumPy) orders them, to the bit, with every
+    candidate kept (m = n: nothing is handed to the full rescoring, so the kernel's own order is what is checked);
+    and through ``top_scores`` (m = k + slack, the rarest term's floor) the lists are the same."""
+    from scipy import sparse as sp
+
+    from emb_s_core.retrievers.base import topk
+    from emb_s_core.retrievers.bm25 import top_scores
+    from emb_s_core.retrievers.bm25_kernel import top_k
+
+    rng = np.random.default_rng(7)
+    n_docs, n_q = 400, 30
+    steps = 1.0 + rng.integers(0, 40, n_docs) / 1e6  # scores on the rounding grid, ten documents a step ...
+    nudge = rng.choice([-1e-12, -5e-7, 0.0, 5e-7, 1e-12, 4.999999e-7], n_docs)  # ... a hair off, on the half step
+    # one term holds every document (the dense scan); a second, rarer one (40 postings) sets the first floor
+    rare = rng.choice(n_docs, 40, replace=False)
+    rows = np.r_[np.zeros(n_docs, int), np.ones(40, int)]
+    w = sp.csr_matrix((np.r_[steps + nudge, rng.integers(1, 4, 40) / 8], (rows, np.r_[np.arange(n_docs), rare])),
+                      shape=(2, n_docs))
+    q = sp.csr_matrix(np.column_stack([np.ones(n_q), rng.integers(0, 3, n_q)]).astype(float))
+    dense = (q @ w).toarray()
+    ids = rng.permutation(n_docs).astype(np.int64) * 7 + 3
+    indptr = w.indptr.astype(np.int64)
+    for k in (1, 5, 25, 60):
+        want = topk(dense, ids, k)
+        got_ids, got_scores, unsure = np.empty((n_q, k), np.int64), np.zeros((n_q, k)), np.empty(n_q, bool)
+        top_k(q.indptr.astype(np.int64), q.indices.astype(np.int32), q.data, indptr[:-1], indptr[1:],
+              w.indices.astype(np.int32), w.data, n_docs, n_docs, ids, k, 1e6, 1e-6, got_ids, got_scores, unsure)
+        np.testing.assert_array_equal(got_ids, want.ids, err_msg=f"k={k}")
+        np.testing.assert_array_equal(got_scores, want.scores, err_msg=f"k={k}")
+        assert not unsure.any()
+        got = top_scores(q, w, ids, k)
+        np.testing.assert_array_equal(got.ids, want.ids, err_msg=f"k={k}")
+        np.testing.assert_array_equal(got.scores, want.scores, err_msg=f"k={k}")
+
+
 def test_rankings_bit_identical_to_the_numpy_formula(tmp_path):
     """Every pool's top-k (ids and scores, to the bit) equals the module's formula evaluated densely in NumPy and
     ordered by ``topk``: the compiled weights, accumulation, selection and ordering change nothing. Duplicated
@@ -241,14 +278,15 @@ def test_install_warm_compiles_every_signature_ranking_uses(tmp_path):
     from emb_s_core.retrievers import bm25_kernel
 
     bm25_kernel.warm()
-    kernels = (bm25_kernel.term_df, bm25_kernel.fill_weights, bm25_kernel.top_m, bm25_kernel.order_top)
-    assert [len(f.signatures) for f in kernels] == [1, 1, 1, 1]
+    kernels = (bm25_kernel.missing_df, bm25_kernel.fill_cache, bm25_kernel.top_m, bm25_kernel.top_k,
+               bm25_kernel.query_terms)
+    assert [len(f.signatures) for f in kernels] == [1] * len(kernels)
     ws = text_workspace(tmp_path, ["apple banana", "cherry banana banana", "durian", "elder fig", "apple fig"])
     r = retrievers.get("bm25")
     r.prepare(ws, None)
     for k in (2, 10):
         r.rank(["apple fig", "banana", "nothing"], {"all": r.doc_ids, "every other": r.doc_ids[::2]}, k)
-    assert [len(f.signatures) for f in kernels] == [1, 1, 1, 1]
+    assert [len(f.signatures) for f in kernels] == [1] * len(kernels)
 
 
 def test_batches_through_the_weight_cache_rank_as_one_call(tmp_path, monkeypatch):
@@ -278,8 +316,8 @@ def test_batches_through_the_weight_cache_rank_as_one_call(tmp_path, monkeypatch
             np.testing.assert_array_equal(np.concatenate([g[name].scores for g in got]), want[name].scores)
         held = sum(p[3].used for p in r._pools.values())
         every = sum(int((p[3].ends - p[3].starts)[p[3].starts >= 0].sum()) for p in r._pools.values())
-        kept_all = sum(bm25.pool_weights(r.postings, r.lengths, np.unique(r.query_matrix(queries).indices), *p[:3],
-                                         r.k1, r.b).nnz for p in r._pools.values())
+        kept_all = sum(bm25.pool_weights(r, np.unique(r.query_matrix(queries).indices), *p[:3]).nnz
+                       for p in r._pools.values())
         assert held == every  # no stale rows
         assert held == kept_all if cap > 1000 else 0 < held < kept_all  # all kept, or started over within the cap
     toks = [bm25.words(q) for q in queries]
@@ -305,3 +343,41 @@ def test_the_ascii_fast_path_of_the_tokenizer_equals_the_regex():
     cases += ["".join(chr(r.randrange(0, 300)) for _ in range(50)) for _ in range(500)]
     cases += ["".join(chr(r.randrange(0, 128)) for _ in range(80)) for _ in range(2000)]
     assert all(words(c) == WORD.findall(c.lower()) for c in cases)
+
+
+def test_the_compiled_query_lookup_equals_words_then_the_vocabulary(tmp_path):
+    """An ASCII batch of queries is split and looked up in one compiled pass over its bytes (the Lexicon's hash
+    table); its term counts equal words() then the vocabulary, for every ASCII character, case, digits, underscores,
+    stopwords, unknown words, repeated words, empty queries, words that share a prefix with a vocabulary word; a
+    batch with any other character goes through words(), the same result; a thousand-word vocabulary probes past
+    its hash collisions."""
+    import random
+
+    from emb_s_core.retrievers.text import words
+
+    r = random.Random(5)
+    letters = "abcdefghij_0123456789"
+    vocab_words = sorted({"".join(r.choice(letters) for _ in range(r.randrange(1, 7))) for _ in range(1500)})
+    texts = [" ".join(r.sample(vocab_words, 8)) for _ in range(400)] + ["naïve café résumé Kelvin \u212a"]
+    ws = text_workspace(tmp_path, texts)
+    bm = retrievers.get("bm25")
+    bm.prepare(ws, None)
+    assert len(bm.vocab) > 1000
+    known = list(bm.vocab)
+    pieces = known + ["the", "of", "ZZZ", "a", "_", "9", "", "Naïve"] + [w + "x" for w in known[:50]] + [w[:-1] for w in known[:50]]
+    seps = [" ", "  ", ",", ".", "-", "\t", "\n", "'s ", "!?", "\x00", "\x7f", "(", ")"]
+    queries = ["".join(r.choice(pieces).upper() if r.random() < .2 else r.choice(pieces) + r.choice(seps)
+                       for _ in range(r.randrange(0, 25))) for _ in range(300)]
+    queries += ["", "   ", "".join(map(chr, range(128))), known[0] * 3, f"{known[1]} {known[1]} {known[1].upper()}"]
+    ascii_queries = [q for q in queries if q.isascii()]
+    want = bm.term_arrays([words(q) for q in ascii_queries])
+    for batch in (ascii_queries, ascii_queries[:1], ascii_queries[5:69]):
+        got = bm.query_arrays(batch)
+        expect = bm.term_arrays([words(q) for q in batch])
+        for g, e in zip(got, expect):
+            np.testing.assert_array_equal(g, e)
+            assert g.dtype == e.dtype
+    assert want[1].size > 500  # the batch did look words up
+    mixed = ascii_queries[:10] + ["Naïve Kelvin \u212a " + known[2]]
+    for g, e in zip(bm.query_arrays(mixed), bm.term_arrays([words(q) for q in mixed])):
+        np.testing.assert_array_equal(g, e)
