@@ -50,14 +50,16 @@ async def _read(tab) -> dict:
     return json.loads(r["result"]["result"]["value"])
 
 
-async def _wait(tab, done, seconds: float = 60) -> dict:
+async def _wait(tab, done, what: str, seconds: float = 90) -> dict:
+    """The page once ``done`` holds and no script runs; a page that never gets there fails here, saying what it
+    waited for and what it showed (not later, on a page that was never ready)."""
     start, got = time.time(), {}
     while time.time() - start < seconds:
         got = await _read(tab)
         if not got["running"] and done(got):
             return got
         await asyncio.sleep(0.3)
-    return got
+    raise AssertionError(f"waited {seconds:.0f} s for {what}; the page showed: {got.get('text', '')[:600]!r}")
 
 
 def _what_if_table(got: dict) -> list[str]:
@@ -76,10 +78,11 @@ async def _type(base: str, ws: str, qid: str, edit: str) -> tuple[dict, dict]:
         await tab.send_command("Emulation.setFocusEmulationEnabled", params={"enabled": True})
         # Home first: a fresh server's first load of another page's URL opens a "Page not found" dialog
         await tab.send_command("Page.navigate", params={"url": f"{base}/?ws={ws}"})
-        await _wait(tab, lambda g: "EMB-S Diagnostics" in g["text"])
+        await _wait(tab, lambda g: "EMB-S Diagnostics" in g["text"], "Home", seconds=120)
         await tab.send_command("Page.navigate",
                                params={"url": f"{base}/query_drilldown?ws={ws}&by=search&find={qid}&q={qid}"})
-        before = await _wait(tab, lambda g: g["value"] is not None and "Edit the text above" in g["text"])
+        before = await _wait(tab, lambda g: g["value"] is not None and "Edit the text above" in g["text"],
+                             "the drill-down's what-if box")
         # focus the box, select its text, type the edit key by key
         await tab.send_command("Runtime.evaluate", params={"expression": (
             f"(() => {{ const e = [...document.querySelectorAll('input')].find(e => e.getAttribute('aria-label') "
@@ -90,7 +93,8 @@ async def _type(base: str, ws: str, qid: str, edit: str) -> tuple[dict, dict]:
                                                                      "unmodifiedText": ch})
             await tab.send_command("Input.dispatchKeyEvent", params={"type": "keyUp", "key": ch})
             await asyncio.sleep(0.05)
-        after = await _wait(tab, lambda g: any(" · was " in c for c in _what_if_table(g)))
+        after = await _wait(tab, lambda g: any(" · was " in c for c in _what_if_table(g)),
+                            "the what-if table after typing")
         return before, after
 
 
