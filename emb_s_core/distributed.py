@@ -26,13 +26,14 @@ BATCH_DOCS = 64  # documents per map_batches call in an actor
 class EmbedActor:
     """One model per actor: built from the retriever spec (so the actor computes exactly what the local path does)."""
 
-    def __init__(self, spec: str, options: dict[str, Any], device: str, threads: int = 0) -> None:
+    def __init__(self, spec: str, options: dict[str, Any], device: str, threads: int = 0,
+                 precision: str = "float32") -> None:
         from emb_s_core import retrievers
 
         r = retrievers.get(spec, **options)
         self.embedder = r.embedder
         self.chunk_size = r.chunk_size
-        self.embedder.use_device(device)
+        self.embedder.use_device(device, precision)  # the driver's precision: its cache key says which
         if threads:
             self.embedder.use_threads(threads)
 
@@ -80,7 +81,7 @@ def embed_with_ray(ws: Workspace, spec: str, retriever: dense.Dense, todo: int,
             items = [{"content_hash": h, "text": t} for h, t in part]
             out = ray.data.from_items(items).map_batches(
                 EmbedActor, fn_constructor_kwargs={"spec": spec, "options": dict(options or {}), "device": device,
-                                                   "threads": cpus},
+                                                   "threads": cpus, "precision": retriever.embedder.precision},
                 batch_size=BATCH_DOCS, batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=workers),
                 **resources)
             hashes: list[str] = []

@@ -252,8 +252,9 @@ def approximate_summary(values: dict[str, Any]) -> str:
 
 def prompt_summary(config: dict[str, Any] | str | None) -> str:
     """One line for listings and report headers: the query/document prompts a retriever run used (and where they
-    came from), and a served reranker's template and instruction; '' for a run without any. Prompts are shown as
-    Python string literals, so a newline or a trailing space is visible."""
+    came from), a served reranker's template and instruction, and half precision where a model ran in it (on a
+    GPU); '' for a run without any. Prompts are shown as Python string literals, so a newline or a trailing space is
+    visible."""
     if isinstance(config, str):
         try:
             config = json.loads(config)
@@ -271,6 +272,8 @@ def prompt_summary(config: dict[str, Any] | str | None) -> str:
                 parts.append(f"{text} ({node.get('prompt_source', 'given')})")
             if "template" in node and "instruction" in node:
                 parts.append(f"reranker template {node['template']}, instruction {node['instruction']!r}")
+            if node.get("precision") == "float16":
+                parts.append(f"{'reranker' if 'reranker' in node else 'embedder'} in half precision (float16)")
             for value in node.values():
                 walk(value)
         elif isinstance(node, list):

@@ -329,6 +329,8 @@ class Dense(Retriever):
         if self.ann is not None:
             extra["ann"] = self.ann.config()
         extra.update(self.embedder.prompts.config())  # none: nothing, so runs made before prompts keep their identity
+        if self.embedder.precision != "float32":  # a GPU's half precision; float32 runs keep their identity
+            extra["precision"] = self.embedder.precision
         return {"spec": self.spec, **self.model_id, "chunk_size": self.chunk_size, "pooling": "MaxP",
                 "similarity": "cosine", **extra}
 

@@ -68,6 +68,9 @@ class Embedder:
     encode_step: int = 128  # chunks per encode call when filling the cache: what a failure can cost, at most
     prompts: Prompts = Prompts()
     device: str = "cpu"
+    #: what the vectors are computed in: "float16" on a GPU (part of the cache key and of a run's identity: the same
+    #: model in half precision is not the same numbers), "float32" otherwise
+    precision: str = "float32"
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Vectors of ``texts`` as given (no prompt)."""
@@ -93,8 +96,9 @@ class Embedder:
         """Load what the first batch needs, reporting ``progress(stage, fraction)`` when that takes long (a static
         model distilled on first use); most embedders load in their constructor and do nothing here."""
 
-    def use_device(self, device: str) -> None:
-        """Run on ``device`` ("cpu", "cuda"); embedders that cannot (ONNX on CPU, remote endpoints) stay put."""
+    def use_device(self, device: str, precision: str | None = None) -> None:
+        """Run on ``device`` ("cpu", "cuda") in ``precision`` (default: the one it was built with, so a Ray actor
+        computes what the driver's cache key says); embedders that cannot (ONNX on CPU, endpoints) stay put."""
 
     def use_threads(self, n: int) -> None:
         """Compute on ``n`` CPU threads: a Ray actor given n cores uses n, not every core of its node (two actors on
@@ -173,10 +177,13 @@ class SentenceTransformerEmbedder(Embedder):
                  device: str | None = None) -> None:
         self.name = name_or_path
         self.device = device_mod.choose(device)
+        self.precision = "float16" if device_mod.half_precision(self.device) else "float32"
         self.model = _load_st(name_or_path, self.device)
         own = own_prompts(getattr(self.model, "prompts", None), getattr(self.model, "default_prompt_name", None))
         self.prompts = resolve(name_or_path, prompt_options or PromptOptions(), own)
-        self.key = (key or f"st:{name_or_path}") + self.prompts.cache_tag()
+        # half-precision vectors go to a cache of their own: float32 caches (every CPU run) keep their key
+        self.key = ((key or f"st:{name_or_path}") + self.prompts.cache_tag()
+                    + ("@fp16" if self.precision == "float16" else ""))
         self.max_tokens = int(self.model.max_seq_length or 256)
         self.dim = int(self.model.get_embedding_dimension() if hasattr(self.model, "get_embedding_dimension")
                        else self.model.get_sentence_embedding_dimension())
@@ -200,12 +207,12 @@ class SentenceTransformerEmbedder(Embedder):
             return _l2(self.model.encode(list(texts), prompt=prompt, batch_size=self.batch_size,
                                          normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False))
 
-    def use_device(self, device: str) -> None:
-        if device != self.device:
+    def use_device(self, device: str, precision: str | None = None) -> None:
+        precision = precision or self.precision
+        if device != self.device or precision != self.precision:
             self.model = self.model.to(device)  # a Ray actor's own copy (one process, one model)
-            if device_mod.half_precision(device):
-                self.model = self.model.half()
-            self.device = device
+            self.model = self.model.half() if precision == "float16" else self.model.float()
+            self.device, self.precision = device, precision
             self.batch_size = device_mod.batch_size(device)
 
     def use_threads(self, n: int) -> None:

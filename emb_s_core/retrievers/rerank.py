@@ -91,9 +91,13 @@ class Rerank(Retriever):
         if self.served is not None:
             return {"spec": self.spec, "reranker": f"litellm:{self.served.model}", "depth": self.depth,
                     **self.served.config(), "base": self.base.config()}
+        from emb_s_core.retrievers import device as device_mod
+
         path = Path(self.model).expanduser()
         reranker = str(path.resolve()) if path.exists() else self.model
-        return {"spec": self.spec, "reranker": reranker, "depth": self.depth, "base": self.base.config()}
+        # scored in half precision on a GPU (``check`` chose the device): not the same numbers as float32
+        half = {"precision": "float16"} if device_mod.half_precision(self.device) else {}
+        return {"spec": self.spec, "reranker": reranker, "depth": self.depth, **half, "base": self.base.config()}
 
     def uncached(self, ws: Workspace, doc_ids: np.ndarray | None = None) -> int:
         return self.base.uncached(ws, doc_ids)

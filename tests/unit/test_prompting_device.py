@@ -161,6 +161,16 @@ def test_local_models_load_on_the_chosen_device(monkeypatch):
     assert asked == ["cuda"] and e.device == "cuda" and e.batch_size == 256 and e.encode_step == 1024
     cpu = embedders.SentenceTransformerEmbedder(str(embedders.minilm_l6_path()), device="cpu")
     assert asked[-1] == "cpu" and cpu.batch_size == 64
+    # half precision is other numbers: its own cache table and a run identity that says so; float32 keeps its key
+    assert e.precision == "float16" and e.key == cpu.key + "@fp16" and cpu.precision == "float32"
+    gpu_run, cpu_run = retrievers.get("dense:minilm-l6"), retrievers.get("dense:minilm-l6", device="cpu")
+    assert gpu_run.config()["precision"] == "float16" and "precision" not in cpu_run.config()
+    assert gpu_run.table != cpu_run.table
+    assert runs.prompt_summary({"retriever": gpu_run.config()}) == "embedder in half precision (float16)"
+    assert runs.prompt_summary({"retriever": cpu_run.config()}) == ""
+    # a Ray actor on a GPU computes in the driver's precision (what the cache key it writes under says)
+    e.use_device("cpu", "float32")
+    assert e.precision == "float32" and e.device == "cpu" and next(e.model.parameters()).dtype.is_floating_point
 
     from emb_s_core.retrievers import rerank
 
@@ -168,7 +178,10 @@ def test_local_models_load_on_the_chosen_device(monkeypatch):
     monkeypatch.setattr(rerank, "_load_cross_encoder", lambda path, where="cpu": seen.append(where))
     r = retrievers.get(f"rerank:{embedders.minilm_l6_path()}:bm25")
     r.check()
-    assert seen == ["cuda"] and r.device == "cuda"
+    assert seen == ["cuda"] and r.device == "cuda" and r.config()["precision"] == "float16"
+    cpu_rerank = retrievers.get(f"rerank:{embedders.minilm_l6_path()}:bm25", device="cpu")
+    cpu_rerank.check()
+    assert "precision" not in cpu_rerank.config()
 
 
 def test_home_runs_table_shows_prompts_only_when_a_run_has_them():
