@@ -23,6 +23,8 @@ to negative idf (terms in more than half the pool), which is the reference this 
 """
 from __future__ import annotations
 
+import copy
+import threading
 from typing import Any, Mapping
 
 import numpy as np
@@ -41,6 +43,10 @@ TF_MAX = np.iinfo(np.uint16).max
 
 #: the most weights (postings of queried terms over a pool) the pools' caches hold together: 16M = 192 MB
 WEIGHT_CACHE = 16_000_000
+
+#: held while a pool's state (its column map, its weight cache) is looked up or filled: a dashboard's sessions rank
+#: on one live retriever from several threads, and the kernels that fill a cache release the GIL
+_POOL_LOCK = threading.Lock()
 
 
 class PoolWeights:
@@ -311,8 +317,11 @@ class BM25(Retriever):
         out = {}
         for name, ids in pools.items():
             ids = np.asarray(ids, dtype=np.int64)
-            pool = self._pool_of(ids)
-            cache = self._weights(pool, terms)
+            with _POOL_LOCK:
+                pool = self._pool_of(ids)
+                # this batch's view of the cache: rows already written never move, and a fill or a restart by
+                # another thread after the lock is released binds new arrays, leaving these whole
+                cache = copy.copy(self._weights(pool, terms))
             out[name] = _top_in_cache(q, cache, pool[1], ids, k)
         return out
 

@@ -381,3 +381,41 @@ def test_the_compiled_query_lookup_equals_words_then_the_vocabulary(tmp_path):
     mixed = ascii_queries[:10] + ["Naïve Kelvin \u212a " + known[2]]
     for g, e in zip(bm.query_arrays(mixed), bm.term_arrays([words(q) for q in mixed])):
         np.testing.assert_array_equal(g, e)
+
+
+def test_sessions_ranking_on_one_retriever_at_once_get_what_each_would_alone(tmp_path, monkeypatch):
+    """A dashboard's sessions share one live BM25 and rank from several threads; the kernels that fill a pool's
+    weight cache release the GIL. Threads ranking different batches at once, over pools whose caches fill, grow and
+    (a tiny WEIGHT_CACHE) start over under them, get exactly the lists a fresh retriever gives each batch alone."""
+    import threading
+
+    from emb_s_core.retrievers import bm25
+
+    rng = np.random.default_rng(9)
+    vocab = [f"w{i}" for i in range(400)]
+    ws = text_workspace(tmp_path, [" ".join(rng.choice(vocab, rng.integers(5, 60))) for _ in range(1500)])
+    batches = [[" ".join(rng.choice(vocab, rng.integers(1, 9))) for _ in range(16)] for _ in range(24)]
+    fresh = retrievers.get("bm25")
+    fresh.prepare(ws, None)
+    pools = {"all": fresh.doc_ids, "half": fresh.doc_ids[::2], "third": fresh.doc_ids[::3]}
+    want = [fresh.rank(b, pools, 10) for b in batches]
+    monkeypatch.setattr(bm25, "WEIGHT_CACHE", 3000)
+    shared = retrievers.get("bm25")
+    shared.prepare(ws, None)
+    wrong: list[str] = []
+
+    def session(offset: int) -> None:
+        for round_ in range(6):
+            for i in range(offset, len(batches), 4):
+                got = shared.rank(batches[i], pools, 10)
+                for name in pools:
+                    if not (np.array_equal(got[name].ids, want[i][name].ids)
+                            and np.array_equal(got[name].scores, want[i][name].scores)):
+                        wrong.append(f"batch {i} pool {name} round {round_}")
+
+    threads = [threading.Thread(target=session, args=(t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not wrong, wrong[:5]
