@@ -66,6 +66,8 @@ unfinished = unfinished[unfinished["run"].isin(chosen)]
 if len(unfinished):
     st.warning("Not complete, so some of their cells are empty: "
                + "; ".join(f"{md(r.run)} ({md(r.label)})" for r in unfinished.itertuples()))
+for run, summary in run_state.settings(states_all, chosen).items():
+    st.caption(md(run_state.settings_line(run, summary)))
 if view_data.get("common_note"):
     st.caption(md(view_data["common_note"]))
 if missing:

@@ -56,6 +56,7 @@ if by == "finder":
     direction = st.radio("Show", list(finder.DIRECTIONS), index=state.url_index("dir", finder.DIRECTIONS),
                          horizontal=True, key="url_dir", format_func=finder.DIRECTION_LABELS.get)
     state.put(dir=direction)
+    widgets.run_notes(path, v, [run])
     with widgets.guard():
         rows = data.finder_rows(path, v, run, small, large, metric, direction, domains, tasks, sources, tags)
         other = data.finder_rows(path, v, run, small, large, metric,
@@ -92,7 +93,7 @@ elif by == "failures":
     with c2:
         rung = state.selectbox("Rung or scale", rungs + scales, "rung", default=views.default_rung(rungs))
     x = "rung" if rung in rungs else "scale"
-    widgets.incomplete_warning(path, v, [run])
+    widgets.run_notes(path, v, [run])
     fails = drilldown.failures(pq, run, rung, metric, x=x) if not pq.empty else pq
     if fails.empty:
         st.success(f"No failures of {md(metric)} for {md(run)} at {md(rung)} with the current filters: "

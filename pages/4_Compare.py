@@ -56,7 +56,7 @@ with tab_runs:
             if only_shown:
                 st.caption(f"{'Rungs' if x == 'rung' else 'Scales'} only one run has (left out): "
                            + ", ".join(md(o) for o in only_shown))
-            widgets.incomplete_warning(path, v, [run_a, run_b])
+            widgets.run_notes(path, v, [run_a, run_b])
             note = report.compare_note(report.pooled(pq, x, twin), run_a, run_b, shown)
             if note:
                 st.caption(md(note))

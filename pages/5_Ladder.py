@@ -78,7 +78,7 @@ if not run_names:
     st.info("No runs yet: source mixing needs a retriever's top-10 lists.")
     st.stop()
 run = state.selectbox("Run", run_names, "run")
-widgets.incomplete_warning(path, v, [run])
+widgets.run_notes(path, v, [run])
 dist = data.source_mixing(path, v, mixing_view.K)
 d = mixing_view.for_run(dist, run, pair)
 if d.empty:

@@ -46,7 +46,7 @@ judges = list(dict.fromkeys([judge_mod.REFERENCE, *judged["judge"].dropna().asty
     if "judge" in judged else [judge_mod.REFERENCE]
 with c3:
     judge = state.selectbox("Judge", judges, "judge", default=diagnose.default_judge(judges))
-widgets.incomplete_warning(path, v, [access])
+widgets.run_notes(path, v, [access])
 with st.sidebar:
     st.markdown("**Thresholds**")
     k = int(state.selectbox("K (evidence in the top-K)", [str(x) for x in metrics.KS], "k", default="10"))

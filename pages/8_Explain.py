@@ -23,7 +23,7 @@ if not run_names or lad is None:
 c1, c2, c3, c4 = st.columns([2, 2, 2, 1])
 with c1:
     run = state.selectbox("Run", run_names, "run")
-widgets.incomplete_warning(path, v, [run])
+widgets.run_notes(path, v, [run])
 k_wanted = int(state.number("k", explain.DEFAULT_K, 1, 100, integer=True))
 with widgets.guard():
     pair = data.explain_default(path, v, run, k_wanted)  # the adjacent rungs where this run falls most

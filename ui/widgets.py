@@ -251,12 +251,16 @@ def analysis_view(title: str) -> View:
     return View(path, v, metric, domains, tasks, sources, lad, run_names, tags)
 
 
-def incomplete_warning(path: str, v: int, run_names) -> None:
-    """A warning per run of ``run_names`` with missing results (``analysis.run_state``), wherever a page shows it."""
+def run_notes(path: str, v: int, run_names) -> None:
+    """Wherever a page shows runs: a warning per run of ``run_names`` with missing results, and a line per run whose
+    model took prompts or half precision (``analysis.run_state``)."""
     from emb_s_core.analysis import run_state
 
-    for line in run_state.notes(data.run_states(path, v), list(run_names)):
+    table = data.run_states(path, v)
+    for line in run_state.notes(table, list(run_names)):
         st.warning(md(line))
+    for run, summary in run_state.settings(table, list(run_names)).items():
+        st.caption(md(run_state.settings_line(run, summary)))
 
 
 def command(head: str, workspace: str | Path, tail: str = "") -> None:

@@ -394,5 +394,5 @@ def report(ws, runs: Sequence[str] | None = None, fraction: float = EFFECTIVE_FR
                                by_domain=by_domain, n_boot=n_boot)
     chosen = list(runs) if runs is not None else list(dict.fromkeys(pq["run"]))
     notes = [*undefined_metrics(pq, GAP_METRICS).values(), gap_note(pq, chosen),
-             *run_state.notes(run_state.for_workspace(ws), chosen)]
+             *run_state.run_notes(run_state.for_workspace(ws), chosen)]
     return gaps, eff, [n for n in notes if n]

@@ -47,6 +47,7 @@ class Leaderboard:
     incomplete: dict[str, str] | None = None  # run -> its INCOMPLETE label (analysis.run_state), runs shown only
     common_note: str | None = None  # which queries were left out so every column compares the same queries
     common_caption: str | None = None  # its short form, for the figure's caption
+    settings: dict[str, str] | None = None  # run -> its model's prompts / precision (analysis.run_state), runs shown
 
     def table(self, detail: bool = False, sort_by: str | None = None, descending: bool = True) -> pd.DataFrame:
         """One row per run: the ``vs baseline`` summary, then per column the value with its mark (▲ ▼ = ?), and with
@@ -100,7 +101,8 @@ class Leaderboard:
     def legend(self) -> str:
         """The sentence printed under the table: what the marks mean and which correction was applied."""
         direction = "" if metrics.metric(self.metric).higher_is_better else " (lower is better)"
-        notes = [self.common_note or "", *(run_state.note_line(r, lab) for r, lab in (self.incomplete or {}).items())]
+        notes = [self.common_note or "", *(run_state.note_line(r, lab) for r, lab in (self.incomplete or {}).items()),
+                 *(run_state.settings_line(r, s) for r, s in (self.settings or {}).items())]
         return (f"Cells: mean {self.metric}{direction} over the queries every run shown has in that column. ▲ "
                 "better / ▼ worse than "
                 f"the baseline {self.baseline} by a two-sided paired sign-flip randomization test over the queries both "
@@ -168,7 +170,7 @@ def compute(pq: pd.DataFrame, columns: Sequence[str], metric: str, baseline: str
         effective = illusion.effective_labels(pq, lad, chosen)
     return Leaderboard(cells[["run", x, *CELL_COLUMNS[1:]]], columns, chosen, metric, x, baseline, correction,
                        float(alpha), n_tests, effective, p_note, run_state.marks(completeness, chosen),
-                       common.note(left, x), common.caption(left, x))
+                       common.note(left, x), common.caption(left, x), run_state.settings(completeness, chosen))
 
 
 def _tests(shown: pd.DataFrame, runs: list[str], columns: list[str], baseline: str, metric: str, x: str,

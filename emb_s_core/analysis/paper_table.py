@@ -41,14 +41,16 @@ class PaperTable:
     sizes: dict[str, str] | None = None  # scale -> what its rung really holds ("shared" -> "63.0K"), when known
     incomplete: dict[str, str] | None = None  # run -> its INCOMPLETE label (analysis.run_state), listed runs only
     common_note: str | None = None  # the queries left out so every scale compares the same queries
+    settings: dict[str, str] | None = None  # run -> its model's prompts / precision (analysis.run_state)
 
     def notes(self) -> list[str]:
         """The lines printed under the table in every format: which queries each scale compares, which runs are
-        INCOMPLETE."""
+        INCOMPLETE, which runs' models took prompts or half precision."""
         from emb_s_core.analysis import run_state
 
         return [*([self.common_note] if self.common_note else []),
-                *(run_state.note_line(r, lab) for r, lab in (self.incomplete or {}).items())]
+                *(run_state.note_line(r, lab) for r, lab in (self.incomplete or {}).items()),
+                *(run_state.settings_line(r, s) for r, s in (self.settings or {}).items())]
 
 
 def column_of(rung: str) -> str:
@@ -141,7 +143,8 @@ def build(ws: Workspace, scales: Sequence[str] | None = None, runs: Sequence[str
                             "--ladder.")
     pq, left = common.restrict(pq[pq["column"].isin(scales)], "column")
     agg = metrics.aggregate(pq, by=("run", "column"), metrics=list(METRICS), n_boot=0)
-    incomplete = run_state.marks(run_state.for_workspace(ws), chosen)
+    states = run_state.for_workspace(ws)
+    incomplete = run_state.marks(states, chosen)
     rows = _row_order(listed[listed["run"].isin(chosen)], incomplete)
     cols = pd.MultiIndex.from_product([scales, METRICS], names=["scale", "metric"])
     values = agg.pivot_table(index="run", columns=["column", "metric"], values="value", dropna=False)
@@ -151,7 +154,7 @@ def build(ws: Workspace, scales: Sequence[str] | None = None, runs: Sequence[str
     if effective is not None:
         effective = effective.reindex(rows["run"]).fillna("–")
     return PaperTable(values, counts, rows, scales, effective, real_sizes(ws, kind), incomplete,
-                      common.note(left, "scale"))
+                      common.note(left, "scale"), run_state.settings(states, chosen))
 
 
 EFFECTIVE_COLUMN = "effective scale"

@@ -20,7 +20,7 @@ from emb_s_core import runs
 from emb_s_core.schema import ERROR, RUN_COMPLETE, RUN_EMPTY, RUN_PARTIAL
 from emb_s_core.store import Workspace
 
-COLUMNS = ["run", "state", "cells", "expected", "missing", "rungs", "rungs_total", "label"]
+COLUMNS = ["run", "state", "cells", "expected", "missing", "rungs", "rungs_total", "label", "settings"]
 INCOMPLETE = "INCOMPLETE"  # the mark every surface shows beside a run with missing results
 
 
@@ -81,7 +81,8 @@ def states(stored: pd.DataFrame, lad: ladder_mod.Ladder | None, run_names: list[
             label = f"{INCOMPLETE}: {n:,} of {total:,} (rung, query) results, {total - n:,} missing" + (
                 f"; {n_rungs} of {rungs_total} rungs have any" if n_rungs < rungs_total else "")
         rows.append({"run": run, "state": state, "cells": n, "expected": total, "missing": max(total - n, 0),
-                     "rungs": n_rungs, "rungs_total": rungs_total, "label": label})
+                     "rungs": n_rungs, "rungs_total": rungs_total, "label": label,
+                     "settings": runs.prompt_summary((configs or {}).get(run))})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -140,6 +141,28 @@ def notes(table: pd.DataFrame | None, run_names: Sequence[str] | None = None) ->
     """One line per run of ``run_names`` (all) with missing results: "run 'hybrid' is INCOMPLETE: 728 of 812 …",
     printed under every table and figure that shows it."""
     return [note_line(run, label) for run, label in marks(table, run_names).items()]
+
+
+def settings(table: pd.DataFrame | None, run_names: Sequence[str] | None = None) -> dict[str, str]:
+    """run → how its model was run, for the runs of ``run_names`` (all) whose model took prompts, an instruction or
+    half precision (:func:`runs.prompt_summary`): a run without them measures another model, so every view that
+    shows the run says so."""
+    if table is None or not len(table) or "settings" not in table:
+        return {}
+    rows = table[table["settings"].fillna("").astype(bool)]
+    if run_names is not None:
+        rows = rows.set_index("run").reindex([r for r in run_names if r in set(rows["run"])]).reset_index()
+    return dict(zip(rows["run"], rows["settings"]))
+
+
+def settings_line(run: str, summary: str) -> str:
+    return f"run {run!r} ran its model with {summary}"
+
+
+def run_notes(table: pd.DataFrame | None, run_names: Sequence[str] | None = None) -> list[str]:
+    """:func:`notes` (the runs with missing results), then one line per run of ``run_names`` whose model took
+    prompts or half precision: what a text output prints under anything that shows those runs."""
+    return [*notes(table, run_names), *(settings_line(r, s) for r, s in settings(table, run_names).items())]
 
 
 def note_line(run: str, label: str) -> str:

@@ -26,7 +26,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
     ws = Workspace(args.workspace)
     out = explain.explain(ws, args.run, args.rung_from, args.rung_to, args.k)
-    for line in run_state.notes(run_state.for_workspace(ws), [args.run]):
+    for line in run_state.run_notes(run_state.for_workspace(ws), [args.run]):
         print(f"note: {line}", file=sys.stderr if args.json else sys.stdout)
     if args.json:
         print_json({**out, "displaced": out["displaced"].to_dict("records"),

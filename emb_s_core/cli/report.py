@@ -247,6 +247,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     pq = report.pooled(report.views.per_query(ws, [args.run_a, args.run_b]), x, not args.no_twin)
     note = report.compare_note(pq, args.run_a, args.run_b, df[x].tolist())  # what the Compare page says
-    for line in [*([note] if note else []), *run_state.notes(run_state.for_workspace(ws), [args.run_a, args.run_b])]:
+    for line in [*([note] if note else []), *run_state.run_notes(run_state.for_workspace(ws), [args.run_a, args.run_b])]:
         print(f"note: {line}", file=sys.stdout if args.format == "table" else sys.stderr)
     return 0

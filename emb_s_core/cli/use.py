@@ -184,7 +184,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     from emb_s_core.analysis import run_state
 
     for line in [*diagnose.bank_notes(ws, args.access_run, args.qa_run),
-                 *run_state.notes(run_state.for_workspace(ws), [args.access_run])]:
+                 *run_state.run_notes(run_state.for_workspace(ws), [args.access_run])]:
         print(f"note: {line}", file=sys.stderr)
     from emb_s_core.analysis import access_use
 
