@@ -109,6 +109,14 @@ def find(ws: Workspace, run: str, small: str, large: str, metric: str = "SR@10",
     pq = views.per_query(ws, [run]) if per_query_df is None else per_query_df
     lad = lad if lad is not None else ladder.load_all(ws, allow_stale=True)
     _check(pq, lad, run, small, large)
+    if ladder.kind_of(large) == ladder.BENIGN:
+        from emb_s_core.evaluate import stale_twin_runs
+
+        if run in stale_twin_runs(ws):  # its lists were ranked in pools the stored twin no longer has
+            raise EmbSError(f"run {run!r}'s twin results were made on an earlier benign twin (it was rebuilt since), "
+                            "so its twin rungs cannot be compared with the twin's pools now",
+                            fix=f"rerun `emb-s eval -w {ws.cli} -r SPEC --name {run} --ladder benign` (it redoes only "
+                                "the twin), or compare rungs of the built ladder.")
     mine = pq[(pq["run"] == run) & (pq["status"] == OK)]
     a = mine[mine[_side(mine, small)] == small].drop_duplicates("qid").set_index("qid")
     b = mine[mine[_side(mine, large)] == large].drop_duplicates("qid").set_index("qid")

@@ -79,7 +79,15 @@ def test_a_built_run_is_extended_to_the_twin(ws):
     built_rows = after[~after["rung"].str.startswith("benign:")]
     twin.build(ws, top_n=5)  # another twin: the run's twin results are stale, its built results stand
     assert evaluate.stale_twin_runs(ws) == {"r": sorted(benign.names)}
+    from emb_s_core.analysis import finder
+    from emb_s_core.errors import EmbSError
+
+    with pytest.raises(EmbSError, match="earlier benign twin"):  # the finder refuses the stale twin rungs ...
+        finder.find(ws, "r", benign.names[0], benign.names[-1])
+    built = ladder.load(ws).names
+    finder.find(ws, "r", built[0], built[-1])  # ... and still reads the built ones
     evaluate.evaluate(ws, "bm25", name="r", k=5, ladder="benign")  # redoes only the twin
+    finder.find(ws, "r", benign.names[0], benign.names[-1])
     assert evaluate.stale_twin_runs(ws) == {}
     redone = runs.load_results(ws, runs=["r"])
     assert len(redone) == len(after)
