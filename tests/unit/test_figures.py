@@ -40,6 +40,21 @@ def test_curves_leave_gaps_where_there_is_no_score():
     assert [list(t.y) for t in lines] == [[0.25, None], [0.75, None]]
 
 
+def test_curves_draw_thin_points_hollow_and_say_so():
+    """A point over fewer than metrics.THIN_N queries is hollow, as the heatmap greys its cell; the caption says so,
+    and a figure without one says nothing."""
+    from emb_s_core import metrics
+
+    agg, states = _inputs()  # n = 4 on both ok cells: thin
+    fig = curves.curves(agg, states, "SR@10", RUNS, RUNGS, caption="bank: t")
+    lines = [t for t in fig.data if t.mode and "markers" in t.mode]
+    assert [list(t.marker.symbol) for t in lines] == [["circle-open", "circle"]] * 2  # r2: no score, no point
+    assert fig.layout.title.subtitle.text == f"bank: t; hollow points: fewer than {metrics.THIN_N} queries"
+    wide = curves.curves(agg.assign(n=50), states, "SR@10", RUNS, RUNGS, caption="bank: t")
+    assert [list(t.marker.symbol) for t in wide.data if t.mode and "markers" in t.mode] == [["circle", "circle"]] * 2
+    assert wide.layout.title.subtitle.text == "bank: t"
+
+
 def test_mixing_shares_per_rung():
     dist = pd.DataFrame({"run": ["a"] * 4, "rung": ["r1", "r1", "r1", "r2"], "qid": ["q1", "q2", "q3", "q1"],
                          "n_sources": [1, 1, 2, 3]})
